@@ -222,7 +222,9 @@ def _model_notes(cfg: ReplayOptions, g: ModelGeometry, default_block_size: bool,
     from kvcore.models.qwen3_next import gdn_note
 
     notes = [n for n in (long_context_note(g, cfg.max_model_len),) if n]
-    if g.mla is not None and g.mla.indexer is None and default_block_size:
+    # (a hybrid MLA model's block, Kimi Linear's: a multiple of 128 that holds a KDA state,
+    # whatever the backend's own block)
+    if g.mla is not None and g.mla.indexer is None and default_block_size and g.mamba is None:
         # (a ModelOpt checkpoint's "auto": its KV cache algorithm, which picks the backend)
         kv = auto_kv_dtype(g, cfg.kv_cache_dtype)
         picked = mla_backend_block_size(cfg.gpu and find_gpu(cfg.gpu).name, kv)

@@ -4,7 +4,8 @@ router bias (`kvcore.models.k2_horizon`), openPangu's sandwich norms, router bia
 layers (`kvcore.models.openpangu`), LongCat-Flash's zero experts (`kvcore.models.longcat`),
 ERNIE-4.5's MoE layers, routers and vision experts (`kvcore.models.ernie45`), Molmo's norms
 and added embedding rows (`kvcore.models.molmo`), Zamba2's shared blocks
-(`kvcore.models.zamba2`), DeepSeek-V4's compressed layers (`kvcore.models.deepseek_v4`),
+(`kvcore.models.zamba2`), Kimi Linear's KDA layers (`kvcore.models.kimi_linear`),
+DeepSeek-V4's compressed layers (`kvcore.models.deepseek_v4`),
 Nemotron-NAS's layers from block_configs (`kvcore.models.nemotron_nas`),
 and the models whose weights kvcli counts with a ledger of their own:
 Step3's MFA query, MoE layers, shared expert and RoPE positions (`kvcore.models.step3`),
@@ -24,6 +25,7 @@ from kvcore.models.deepseek_v4_weights import unmodelled as v4_unmodelled
 from kvcore.models.ernie45 import ERNIE_MOE, ERNIE_VL, ernie_fields
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.k2_horizon import K2_HORIZON, k2_horizon_fields
+from kvcore.models.kimi_linear import KIMI_LINEAR, kimi_linear_fields
 from kvcore.models.lfm2 import LFM2_TYPES, lfm2_fields
 from kvcore.models.longcat import LONGCAT, longcat_unsized
 from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_fields
@@ -53,6 +55,8 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
                        weights_unmodelled=mimo_unmodelled(g))
     if t in LFM2_TYPES:
         return replace(g, **lfm2_fields(t, n_layers, get, get_dim, source))
+    if t == KIMI_LINEAR:    # (KDA layers beside MLA ones)
+        return replace(g, **kimi_linear_fields(c, n_layers, get_dim, g.mla, source))
     if t == K2_HORIZON:     # (its unmodelled attentions refused)
         return replace(g, **k2_horizon_fields(get))
     if t == PANGU_ULTRA_MOE:

@@ -25,7 +25,10 @@ if TYPE_CHECKING:       # (geometry imports this module)
 
 # FlashAttention's smallest kernel block (vLLM: MultipleOf(16)); hybrid block sizes step by it.
 ATTENTION_KERNEL_BLOCK_ALIGNMENT = 16
-NO_KV_KINDS = ("mamba", "mlp")  # layers whose pages are not attention pages
+NO_KV_KINDS = ("mamba", "mlp")
+# Platform._align_hybrid_block_size's block step for a hybrid MLA model (TRT-LLM / FlashInfer
+# MLA decode kernels: 128 / kernel block)
+MLA_HYBRID_ALIGNMENT = 128  # layers whose pages are not attention pages
 
 
 def mamba_state(m: MambaGeometry, dtype: str, tp: int, num_spec: int = 0
@@ -46,9 +49,10 @@ def mamba_state(m: MambaGeometry, dtype: str, tp: int, num_spec: int = 0
         shapes = ((m.d_conv - 1, m.d_inner // tp), (m.d_inner // tp, m.d_state))
     elif m.version == "short_conv":     # (LFM2's: one conv state, no conv rows for drafts)
         return ((m.d_conv - 1, m.d_inner // tp),), (dtype,)
-    elif m.version == "gdn":
+    elif m.version in ("gdn", "kda"):
         # gated_delta_net_state_shape: conv over q, k (key heads) and v (value heads); the
-        # recurrent state (value heads, value dim, key dim)
+        # recurrent state (value heads, value dim, key dim); Kimi's KDA (kda_state_shape) the
+        # same with as many key heads as value heads, all head_dim wide
         conv_dim = 2 * m.n_groups * m.d_state + m.n_heads * m.d_head
         shapes = ((m.d_conv - 1 + num_spec, conv_dim // tp),
                   (m.n_heads // tp, m.d_head, m.d_state))
@@ -61,11 +65,12 @@ def mamba_state(m: MambaGeometry, dtype: str, tp: int, num_spec: int = 0
 
 
 def hybrid_block_size(attn_page_per_token: int, mamba_page: int, block_size: int,
-                      checkpoint_align: int = 1) -> int:
+                      checkpoint_align: int = 1, mla: bool = False) -> int:
     """The attention block size vLLM picks so that one attention page holds a Mamba state
     (a multiple of the layers' prefill checkpoint alignment in align mode: 64 for FlashInfer's
-    Gated DeltaNet kernel)."""
-    align = math.lcm(max(ATTENTION_KERNEL_BLOCK_ALIGNMENT, block_size), checkpoint_align)
+    Gated DeltaNet kernel; of 128 beside MLA layers, whose decode kernels want it)."""
+    kernel = max(ATTENTION_KERNEL_BLOCK_ALIGNMENT, block_size, MLA_HYBRID_ALIGNMENT if mla else 1)
+    align = math.lcm(kernel, checkpoint_align)
     needed = align * cdiv(mamba_page, align * attn_page_per_token)
     needed = ATTENTION_KERNEL_BLOCK_ALIGNMENT * cdiv(needed, ATTENTION_KERNEL_BLOCK_ALIGNMENT)
     return max(block_size, needed)
@@ -93,9 +98,12 @@ def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dty
     from kvcore.models.mamba_only import MAMBA_ONLY_TYPES  # (it imports geometry, as we)
 
     if g.model_type not in MAMBA_ONLY_TYPES or (g.zamba and g.zamba.uses):
-        per_token = 2 * kv_heads * g.head_dim * DTYPE_BYTES[kv_dtype]
+        # (an MLA page: one latent a token; Kimi Linear's)
+        per_token = (g.mla.latent_size if g.mla else 2 * kv_heads * g.head_dim) * \
+            DTYPE_BYTES[kv_dtype]
         block_size = hybrid_block_size(per_token, page, block_size,
-                                       FLASHINFER_GDN_CHECKPOINT_ALIGNMENT if gdn else 1)
+                                       FLASHINFER_GDN_CHECKPOINT_ALIGNMENT if gdn else 1,
+                                       mla=g.mla is not None)
         attn_page = block_size * per_token
         padded = attn_page if attn_page != page else None
     mamba_bs = block_size if mamba_cache_mode == "align" else (max_model_len or block_size)
@@ -104,7 +112,9 @@ def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dty
     # DeltaNet layer on FlashInfer's kernel (assumed: Hopper) one on the Mamba block grid.
     ckpt = g.mamba.version == "mamba2" or gdn
     spec = MambaSpec(mamba_bs, shapes=shapes, dtypes=dtypes, page_size_padded=padded,
-                     mamba_type=g.mamba.version, num_speculative_blocks=k,
+                     # (KDA's backend is vLLM's GDN one)
+                     mamba_type="gdn" if g.mamba.version == "kda" else g.mamba.version,
+                     num_speculative_blocks=k,
                      num_prefill_checkpoint_blocks=int(ckpt),
                      prefill_checkpoint_alignment=(
                          checkpoint_grid(prefix_match_unit,

@@ -17,7 +17,8 @@ What vLLM does (`ModelArchConfigConvertorBase.is_deepseek_mla`, `ModelConfig.use
 A config with ``index_topk`` (DeepSeek-V3.2's model_type deepseek_v32, GLM-5's glm_moe_dsa,
 or a deepseek_v3 one with the key) is sparse MLA: an indexer cache beside the latent one
 (`kvcore.models.sparse_mla`). Not modelled, refused by name: the other model types vLLM
-serves with MLA (DeepSeek-V4's compressed caches, Kimi-Linear, ...). GLM-4.7-Flash
+serves with MLA (DeepSeek-V4's compressed caches, ...; Kimi Linear's MLA layers beside KDA
+ones: `kvcore.models.kimi_linear`). GLM-4.7-Flash
 (glm4_moe_lite) is plain MLA with GLM-4.5's float32 routers; LongCat-Flash (longcat_flash) two
 MLA attentions a decoder layer (`kvcore.models.longcat`).
 Not read: ``VLLM_MLA_DISABLE`` (kvcli always sizes the MLA cache vLLM uses by default) and the
@@ -30,16 +31,17 @@ from typing import Any
 
 from kvcore.errors import InputError, clipped
 from kvcore.models.geometry import MlaGeometry
+from kvcore.models.kimi_linear import KIMI_LINEAR, KIMI_LINEAR_DEFAULTS
 from kvcore.models.sparse_mla import IndexerGeometry
 
 # The model types kvcli reads as MLA models.
 MLA_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa",
-                   "glm4_moe_lite", "longcat_flash", "pangu_ultra_moe")
+                   "glm4_moe_lite", "longcat_flash", "pangu_ultra_moe", KIMI_LINEAR)
 # vLLM 0.33's other MLA model types (is_deepseek_mla): kvcli does not model them.
 MLA_NOT_MODELLED = (
     "axk1", "deepseek_v41", "dots3_note", "deepseek_mtp",
     "k3_dspark", "glm5_next", "glm5_next_text",
-    "glm4_moe_lite_mtp", "kimi_linear",
+    "glm4_moe_lite_mtp",
     "pangu_ultra_moe_mtp", "bailing_hybrid", "bailing_hybrid_mtp", "bailing_hybrid_v3_mtp",
     "hy_v4", "hy_v4_mtp")
 
@@ -55,6 +57,7 @@ MLA_DEFAULTS: dict[str, dict[str, Any]] = {
                     "n_routed_experts": 64, "first_k_dense_replace": 0, "n_shared_experts": 2,
                     "moe_intermediate_size": 1407, "vocab_size": 102400},
     "deepseek_v3": _V3,
+    KIMI_LINEAR: KIMI_LINEAR_DEFAULTS,     # (its MLA layers beside KDA ones: kimi_linear.py)
     "kimi_k2": _V3,
     "deepseek_v32": _V3,    # (vLLM reads it with DeepseekV3Config)
     # transformers' GlmMoeDsaConfig (GLM-5's class)

@@ -16,7 +16,6 @@ NOT_MODELLED = {
     "BailingMoeV3ForCausalLM": "Gated DeltaNet layers",
     "OlmoHybridForCausalLM": "linear-attention layers",
     "AliceAIForCausalLM": "linear-attention layers",
-    "KimiLinearForCausalLM": "Kimi Delta Attention layers beside MLA",
     # found by the KV-spec census (tests/data/kv_spec_census/README.md), read otherwise as
     # plain attention with one cache a layer:
     "HrmTextForCausalLM": "non-causal attention layers run over several reasoning cycles, a "
@@ -30,7 +29,8 @@ NOT_MODELLED = {
     "DiffusionGemmaForBlockDiffusion": "block diffusion over Gemma 4's layers (a canvas of "
                                        "tokens denoised together, not one token a step)",
     # not built here either (vllm/models/minimax_m3, step5: an indexer as DeepSeek-V3.2's;
-    # the wrappers of Kimi Linear's and LFM2's text models)
+    # Kimi-K3: Kimi Linear's text model (`kvcore.models.kimi_linear`) with its own KDA gate,
+    # attention residuals and latent MoE; LFM2-VL: LFM2's text model)
     **dict.fromkeys(("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration",
                      "Step5ForCausalLM", "Step5ForConditionalGeneration"),
                     "sparse attention whose indexer keeps a cache of its own"),

@@ -53,6 +53,8 @@ from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.gemma_weights import gemma_rank_params
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.interns1_pro import fope_rank_params
+from kvcore.models.kimi_linear import KIMI_LINEAR
+from kvcore.models.kimi_linear_weights import kimi_linear_ledger
 from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
 from kvcore.models.longcat import LONGCAT, longcat_ledger
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES
@@ -88,6 +90,8 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
         return v4_ledger(g, tp, *stage)
     if g.nas is not None:       # (Nemotron-NAS: heads and MLP width a layer)
         return nas_ledger(g, g.nas, tp, *stage)
+    if g.model_type == KIMI_LINEAR:     # (KDA layers beside MLA: `kimi_linear_weights`)
+        return kimi_linear_ledger(g, tp, *stage)
     if g.zamba is not None:     # (shared blocks and their uses: `kvcore.models.zamba2_weights`)
         return zamba2_ledger(g, tp)
     if g.model_type in MIMO_V2_TYPES:   # (K and V widths, heads and sinks a layer kind)
