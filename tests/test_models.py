@@ -185,16 +185,16 @@ def test_a_wrappers_own_quantization_config_wins_over_its_text_configs() -> None
 
 
 def test_architectures_with_unmodelled_state_are_refused() -> None:
-    """Kimi-Linear, Bailing linear...: read as attention they would size a cache vLLM never
-    allocates (before: Mamba2ForCausalLM and Zamba2ForCausalLM, modelled since, were sized as
-    64 full-attention layers and refused)."""
-    cfg = {"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear",
+    """Bailing linear, OLMo hybrid...: read as attention they would size a cache vLLM never
+    allocates (before: Mamba2ForCausalLM and Zamba2ForCausalLM, and Kimi Linear, modelled
+    since, were sized as 64 full-attention layers and refused)."""
+    cfg = {"architectures": ["OlmoHybridForCausalLM"], "model_type": "olmo_hybrid",
            "num_hidden_layers": 54, "num_attention_heads": 32, "hidden_size": 2560,
            "max_position_embeddings": 4096}
     with pytest.raises(InputError) as e:
         read_hf_config(cfg, source="m.json")
     assert e.value.field == "architectures"
-    assert "Kimi Delta Attention layers beside MLA" in e.value.message
+    assert "linear-attention layers" in e.value.message
 
 
 @pytest.mark.parametrize("preset, path", [

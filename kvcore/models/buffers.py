@@ -59,7 +59,8 @@ from kvcore.models.vision_keys import vision_config, vision_dim
 from kvcore.models.vision_towers import QWEN2_VL, QWEN3_VL
 from kvcore.specs import DTYPE_BYTES
 
-NO_ROPE_TYPES = ("jamba", "nemotron_h")
+# (Kimi Linear's MLA is NoPE: its KimiDecoderLayer builds it without use_rope)
+NO_ROPE_TYPES = ("jamba", "nemotron_h", "kimi_linear")
 ATTENTION_KINDS = ("full", "sliding", "chunked", "mla", "parallel")
 _GEMMA = ("gemma", "gemma2", "gemma3", "gemma3_text")
 # the RoPE types whose cache max_position alone sizes (vLLM's _CACHE_ONLY_ROPE_TYPES,
@@ -217,6 +218,8 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
     if g.zamba is not None:     # (an Attention each use of a shared block: `models.zamba2`)
         attn = g.zamba.uses
     n = 16 * attn
+    if g.model_type == "kimi_linear":   # (its MLA layers' fifth scalar, _one_scale)
+        n += 4 * attn
     if attn:
         # (ERNIE-4.5-VL's caches are one a layer, all alike: a stage holds its layers')
         caches = g.rope_caches[:attn] if g.model_type == ERNIE_VL else [
