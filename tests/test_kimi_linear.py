@@ -155,3 +155,17 @@ def test_configs_vllm_cannot_build_are_refused_in_one_line(change: dict[str, Any
     with pytest.raises(InputError) as e:
         read_hf_config({**_cfg("tiny-kimi-linear"), **change}, source="k.json")
     assert e.value.field == field
+
+
+def test_kda_heads_tp_does_not_divide_are_refused(tmp_path: Path) -> None:
+    """vLLM's KDA layer asserts num_heads % tp_size == 0 (kimi_gdn_linear_attn.py): 6 heads at
+    TP 4, where the 4 attention heads split."""
+    cfg = _cfg("tiny-kimi-linear")
+    cfg["linear_attn_config"] = {**cfg["linear_attn_config"], "num_heads": 6}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    r = CliRunner().invoke(app, ["config", "--model-config", str(tmp_path / "config.json"),
+                                 "--gpu-memory-gib", "80", "--tensor-parallel-size", "4"])
+    assert (r.exit_code, r.output) == (2, (
+        "error: option --tensor-parallel-size: kimi_linear's 6 Kimi Delta Attention heads "
+        "(linear_attn_config.num_heads) do not split over the ranks, and vLLM refuses to build "
+        "it; got 4\n"))

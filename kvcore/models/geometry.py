@@ -41,6 +41,7 @@ __all__ = ["ATTENTION_KERNEL_BLOCK_ALIGNMENT", "NO_KV_KINDS", "hybrid_block_size
 class MambaGeometry:
     # "mamba1" (Jamba), "mamba2" (Granite-4.0-H, Nemotron-H, Falcon-H1) or "gdn" (Qwen3-Next's
     # Gated DeltaNet: n_heads/d_head the value heads and dim, n_groups/d_state the key ones)
+    # or "kda" (Kimi Linear's Kimi Delta Attention: as gdn, keys and values alike)
     version: str
     d_inner: int  # intermediate size = expand * hidden_size (or mamba_n_heads * mamba_d_head)
     d_state: int

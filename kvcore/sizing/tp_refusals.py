@@ -58,6 +58,11 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
                          "(linear_num_value_heads) do not split over the ranks, and vLLM refuses "
                          f"to build it: '{g.mamba.n_heads} is not divisible by {tp}'; got {tp}",
                          field="tensor_parallel_size")
+    if g.mamba is not None and g.mamba.version == "kda" and g.mamba.n_heads % tp:
+        # (Kimi Linear's KDA layer asserts it: kimi_gdn_linear_attn.py, num_heads % tp_size)
+        raise InputError(f"{g.name}'s {g.mamba.n_heads} Kimi Delta Attention heads "
+                         "(linear_attn_config.num_heads) do not split over the ranks, and vLLM "
+                         f"refuses to build it; got {tp}", field="tensor_parallel_size")
     kv = g.num_kv_heads
     if g.model_type == "gpt_oss" and 0 < kv < tp:
         # (gpt_oss.py:156 gives a rank num_key_value_heads // tp KV heads, 0 below one a rank,
