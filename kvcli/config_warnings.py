@@ -46,7 +46,9 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
         out.append(note)
     if note := long_context_note(g, max_model_len):
         out.append(note)
-    if g.mla is not None and g.mla.indexer is None and not block_size_given:
+    # (not for Kimi Linear's hybrid: its block is a multiple of 128 holding a KDA state,
+    # whatever the backend's own)
+    if g.mla is not None and g.mla.indexer is None and not block_size_given and g.mamba is None:
         out.append(mla_block_size_note(g.name, block_size))
     if g.mamba is not None and g.mamba.version == "gdn" and enable_prefix_caching:
         k = max((getattr(grp.kv_cache_spec, "num_speculative_blocks", 0)

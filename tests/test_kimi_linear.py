@@ -169,3 +169,11 @@ def test_kda_heads_tp_does_not_divide_are_refused(tmp_path: Path) -> None:
         "error: option --tensor-parallel-size: kimi_linear's 6 Kimi Delta Attention heads "
         "(linear_attn_config.num_heads) do not split over the ranks, and vLLM refuses to build "
         "it; got 4\n"))
+
+
+def test_no_mla_block_size_warning_for_the_hybrid() -> None:
+    """A plain MLA model's block is the backend's (a warning says so); Kimi Linear's is a
+    multiple of 128 holding a KDA state whatever the backend's, so none (a warning before)."""
+    d = _json(_config("kimi-linear-48b-a3b", "--gpu-memory-gib", "80", "--json",
+                      "--tensor-parallel-size", "4").output)
+    assert d["warnings"] == []
