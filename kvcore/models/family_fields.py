@@ -56,9 +56,10 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     if t in LFM2_TYPES:
         return replace(g, **lfm2_fields(t, n_layers, get, get_dim, source))
     if t == KIMI_LINEAR:    # (KDA layers beside MLA ones)
-        return replace(g, **kimi_linear_fields(c, n_layers, get_dim, g.mla, source),
-                       weights_unmodelled=("a quantised Kimi Linear checkpoint's weights"
-                                           if quantised else ""))
+        fields = kimi_linear_fields(c, n_layers, get_dim, g.mla, source)
+        if quantised:
+            fields["weights_unmodelled"] = "a quantised Kimi Linear checkpoint's weights"
+        return replace(g, **fields)
     if t == K2_HORIZON:     # (its unmodelled attentions refused)
         return replace(g, **k2_horizon_fields(get))
     if t == PANGU_ULTRA_MOE:

@@ -20,8 +20,14 @@ tests/data/kimi_linear/).
 
 Refused as vLLM fails to build them: no ``linear_attn_config`` (vLLM's state-shape hook
 subscripts it: "'NoneType' object is not subscriptable"), an MLA layer without
-``kv_lora_rank`` or ``mla_use_nope``. Kimi-K3's additions (a full-rank KDA gate, attention
-residuals, a latent MoE) are not modelled: refused.
+``kv_lora_rank`` or ``mla_use_nope``.
+
+Kimi-K3 (``KimiK3ForConditionalGeneration``, model_type ``kimi_k3``) builds this class over its
+``text_config`` (``init_vllm_registered_model``, architectures KimiLinearForCausalLM) beside a
+vision tower. Its additions (``use_full_rank_gate``: ``KimiK3DeltaAttention``, the same
+``kda_state_shape``; ``attn_res_block_size``; ``routed_expert_hidden_size``, a latent MoE)
+change the weights, not the caches: the KV cache is sized, the weights are not counted
+(``weights_unmodelled``: give ``--weights-gib``). Checked: tests/data/kimi_linear's tiny-kimi-k3.
 """
 
 from __future__ import annotations
@@ -57,10 +63,9 @@ def kimi_linear_fields(c: dict[str, Any], n_layers: int, get_dim, mla: Any,
         if not isinstance(lac.get(key), list):
             raise InputError(f"expected a list of 1-based layer numbers, got {lac.get(key)!r}",
                              path=source or None, field=f"linear_attn_config.{key}")
-    for key in (*_K3_KEYS, "use_full_rank_gate"):
-        if (lac if key == "use_full_rank_gate" else c).get(key):
-            raise InputError(f"{key!r} is Kimi-K3's, whose layers kvcli does not model",
-                             path=source or None, field=key)
+    # (Kimi-K3's layers: the same caches, other weights, which kvcli does not count)
+    k3 = [k for k in (*_K3_KEYS, "use_full_rank_gate")
+          if (lac if k == "use_full_rank_gate" else c).get(k) is not None]
     kda = set(lac["kda_layers"])
     kinds = tuple("mamba" if i + 1 in kda else "mla" for i in range(n_layers))
     if "mla" in kinds and (mla is None or c.get("mla_use_nope") is not True):
@@ -79,7 +84,8 @@ def kimi_linear_fields(c: dict[str, Any], n_layers: int, get_dim, mla: Any,
     state = MambaGeometry("kda", heads * dim, dim, kda_dim("short_conv_kernel_size"),
                           n_heads=heads, d_head=dim, n_groups=heads, ssm_dtype="float32")
     return {"layer_kinds": kinds, "mamba": state if "mamba" in kinds else None,
-            "head_gate": bool(c.get("mla_use_output_gate")), "router_score_bias": True}
+            "head_gate": bool(c.get("mla_use_output_gate")), "router_score_bias": True,
+            "weights_unmodelled": f"Kimi-K3's layers' weights ({', '.join(k3)})" if k3 else ""}
 
 
 def padded_moe_width(width: int, tp: int) -> int:

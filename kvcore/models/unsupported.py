@@ -29,12 +29,10 @@ NOT_MODELLED = {
     "DiffusionGemmaForBlockDiffusion": "block diffusion over Gemma 4's layers (a canvas of "
                                        "tokens denoised together, not one token a step)",
     # not built here either (vllm/models/minimax_m3, step5: an indexer as DeepSeek-V3.2's;
-    # Kimi-K3: Kimi Linear's text model (`kvcore.models.kimi_linear`) with its own KDA gate,
-    # attention residuals and latent MoE; LFM2-VL: LFM2's text model)
+    # LFM2-VL: LFM2's text model; Kimi-K3's, Kimi Linear's, is read: `models/kimi_linear`)
     **dict.fromkeys(("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration",
                      "Step5ForCausalLM", "Step5ForConditionalGeneration"),
                     "sparse attention whose indexer keeps a cache of its own"),
-    "KimiK3ForConditionalGeneration": "Kimi Delta Attention layers beside MLA",
     # read from vLLM's source, not built here (tests/data/kv_spec_census/README.md: the rows
     # kvcli read unchecked): cohere_asr.py, moondream3.py, unlimited_ocr.py, nemotron_h.py
     "CohereAsrForConditionalGeneration": "an audio encoder and a decoder whose cross-attention "

@@ -21,7 +21,10 @@ import record_dsv4 as r             # (its spec rows, planning and weights; same
 
 # config -> (max_model_len, [available bytes per rank, ...], TP sizes planned beside TP 1)
 CASES = {"kimi-linear-48b-a3b": (1048576, [20 << 30, 60 << 30], (4,)),
-         "tiny-kimi-linear": (4096, [64 << 20, 1 << 30], (2,))}
+         "tiny-kimi-linear": (4096, [64 << 20, 1 << 30], (2,)),
+         # (Kimi-K3's class over tiny's text config with K3's full-rank KDA gate and attention
+         # residuals, and a one-layer vision tower)
+         "tiny-kimi-k3": (4096, [64 << 20, 1 << 30], (2,))}
 TPS = (1, 2, 4, 8)
 
 
