@@ -85,7 +85,8 @@ def test_the_published_models_numbers() -> None:
 def test_kvcli_config_sizes_as_vllm_planned(name: str, tp: int, rows: dict[str, Any],
                                             index: int) -> None:
     """The published model at TP 1: 20 GiB -> 1,387 blocks, 60 GiB -> 4,161; at TP 4 5,201
-    and 15,603 (layer-outer tensors: a block is 7 layers' pages, the widest group's)."""
+    and 15,603, and 13,178 on 80 GiB's share (layer-outer tensors: a block is 7 layers'
+    pages, the widest group's)."""
     plan = rows["planning"][index]
     r = _config(name, "--gpu-memory-gib", repr(plan["available"] / GiB),
                 "--gpu-memory-utilization", "1", "--weights-gib", "0", "--json",
@@ -133,7 +134,11 @@ def test_on_80_gib() -> None:
     available = int(80 * GiB * 0.92) - sum(rank["param_bytes_by_dtype"].values()) - 140
     assert d["memory"]["available_kv_cache_bytes"] == available
     assert (d["num_blocks"], d["bytes_per_block"]) == (available // (7 * 589_824), 7 * 589_824)
-    assert d["num_blocks"] == 13_178
+    # (vLLM's planner on that memory, recorded: the same 13,178 blocks, 6,727,426 tokens)
+    plan = CASES["kimi-linear-48b-a3b"]["planned_at_tp"]["4"]["planning"][2]
+    assert plan["available"] == available
+    assert (d["num_blocks"], d["kv_cache_tokens"]) == (
+        plan["num_blocks"], plan["kv_cache_tokens"]) == (13_178, 6_727_426)
 
 
 def test_tp_that_does_not_divide_the_heads_is_refused_as_vllm_does() -> None:

@@ -20,7 +20,8 @@ import kl_build as b
 import record_dsv4 as r             # (its spec rows, planning and weights; same build module)
 
 # config -> (max_model_len, [available bytes per rank, ...], TP sizes planned beside TP 1)
-CASES = {"kimi-linear-48b-a3b": (1048576, [20 << 30, 60 << 30], (4,)),
+# (54,410,669,402: 80 GiB x 0.92 less a TP 4 rank's weights and buffers, as recorded below)
+CASES = {"kimi-linear-48b-a3b": (1048576, [20 << 30, 60 << 30, 54_410_669_402], (4,)),
          "tiny-kimi-linear": (4096, [64 << 20, 1 << 30], (2,)),
          # (Kimi-K3's class over tiny's text config with K3's full-rank KDA gate and attention
          # residuals, and a one-layer vision tower)
