@@ -121,6 +121,8 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0291", "FalconH1ForCausalLM", 1_671_241_728, 1_671_254_016),  # no mamba_rms_norm
     ("s0-0383", "FalconH1ForCausalLM", 3_363_457_152, 3_363_528_832),  # attention unbiased
     ("s0-0198", "SmolLM3ForCausalLM", 602_451_968, 602_421_760),        # mlp_bias
+    # (transformers' shared_mlp beside the experts, intermediate_size wide, split over TP 4)
+    ("s0-0482", "HunYuanMoEV1ForCausalLM", 390_764_032, 221_681_152),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:

@@ -198,7 +198,9 @@ def shared_width(get_int, model_type: str = "") -> int:
     (`granitemoehybrid.py`'s shared MLP), Nemotron-H's
     ``moe_shared_expert_intermediate_size`` times ``n_shared_experts`` (`nemotron_h.py` builds
     them as one MLP so wide), Aria's ``intermediate_size`` times ``moe_num_shared_experts``
-    (aria.py's `AriaTextMoELayer`: one LlamaMLP so wide; kvcli missed it)."""
+    (aria.py's `AriaTextMoELayer`: one LlamaMLP so wide; kvcli missed it), HunYuan-MoE's
+    ``intermediate_size`` (transformers' HunYuanMoEV1Moe on vLLM's Transformers backend: a
+    shared_mlp beside its experts in every layer, whatever num_shared_expert says)."""
     width = (get_int("shared_expert_intermediate_size", 0)
              or get_int("shared_intermediate_size", 0) or 0)   # (Granite's MoE hybrids)
     if not width:
@@ -207,4 +209,6 @@ def shared_width(get_int, model_type: str = "") -> int:
     if model_type == "aria_text":
         width = (get_int("intermediate_size", 0) or 0) * (
             get_int("moe_num_shared_experts", 0) or 0)
+    if model_type == "hunyuan_v1_moe":
+        width = get_int("intermediate_size", 0) or 0
     return width

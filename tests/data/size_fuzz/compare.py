@@ -11,7 +11,8 @@ both size it with the same groups and blocks and the same bytes of parameters on
 Prints a line a difference and the counts by cause; the report holds every case's verdict.
 --fixtures N writes cases.json (the test's fixtures): every case named in FIXED (the findings'
 cases, fixed since), then N more drawn by the seed across the architectures, each config's
-JSON under SMALL bytes.
+JSON under SMALL bytes. --add ID... appends those cases' fixtures to cases.json (a finding's
+case fixed since the sample was drawn: the sample stays as it was drawn).
 """
 import argparse, json, random, sys, tempfile
 from collections import Counter
@@ -28,7 +29,9 @@ FIXED = ("s0-0011", "s0-0024", "s0-0031", "s0-0053", "s0-0047", "s0-0055", "s0-0
          "s0-0049", "s0-0066", "s0-0021", "s0-0246", "s0-0051", "s0-0078", "s0-0266",
          "s0-0316", "s0-0326", "s0-0060", "s0-0309", "s0-0191", "s0-0210", "s0-0291",
          "s0-0383", "s0-0198", "s0-0033", "s0-0324", "s0-0010", "s0-0352", "s0-0288",
-         "s0-0012", "s0-0610", "s0-0076")
+         "s0-0012", "s0-0610", "s0-0076",
+         # (the weights left as found, fixed family by family since: --add put them in)
+         "s0-0482")
 
 
 # vLLM's refusals that are this machine's, not a config's (no GPU, no timm): README.md
@@ -55,6 +58,7 @@ def main():
     ap.add_argument("--show", type=int, default=400)
     ap.add_argument("--arch")
     ap.add_argument("--fixtures", type=int)
+    ap.add_argument("--add", nargs="+", default=[])
     a = ap.parse_args()
     cases = {c["id"]: c for c in map(json.loads, Path(a.cases).read_text().splitlines())}
     answers = [json.loads(x) for x in Path(a.answers).read_text().splitlines()]
@@ -85,6 +89,12 @@ def main():
         out = [fixture(cases[i], by_id[i]) for i in pick]
         # (one key a line, every line under 100 characters)
         (HERE / "cases.json").write_text(json.dumps(out, indent=0) + "\n")
+    if a.add:
+        by_id = {x["id"]: x for x in answers}
+        kept = json.loads((HERE / "cases.json").read_text())
+        have = {x["id"] for x in kept}
+        kept += [fixture(cases[i], by_id[i]) for i in a.add if i not in have]
+        (HERE / "cases.json").write_text(json.dumps(kept, indent=0) + "\n")
 
 
 if __name__ == "__main__":
