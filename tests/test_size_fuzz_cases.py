@@ -123,6 +123,8 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0198", "SmolLM3ForCausalLM", 602_451_968, 602_421_760),        # mlp_bias
     # (transformers' shared_mlp beside the experts, intermediate_size wide, split over TP 4)
     ("s0-0482", "HunYuanMoEV1ForCausalLM", 390_764_032, 221_681_152),
+    # (hidden 256, block_dim and conv_dim 64: the MLP and the short conv are 64 wide)
+    ("s0-0376", "Lfm2ForCausalLM", 2_103_552, 6_823_296),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:

@@ -77,10 +77,9 @@ def attention_linears(g: ModelGeometry, tp: int) -> list[Linear]:
 
 def mlp_linears(g: ModelGeometry, width: int, tp: int, gated: bool = True) -> list[Linear]:
     """A gated MLP `width` wide (gate_up_proj, down_proj), or Nemotron-H's (up_proj, down_proj)."""
-    w = width // tp
-    up = ("gate_up_proj", (w, w), g.hidden_size, "column") if gated else \
-        ("up_proj", (w,), g.hidden_size, "column")
-    return [up, ("down_proj", (g.hidden_size,), w, "row")]
+    w, h = width // tp, g.mlp_input_size or g.hidden_size     # (LFM2's block_dim)
+    up = ("gate_up_proj", (w, w), h, "column") if gated else ("up_proj", (w,), h, "column")
+    return [up, ("down_proj", (h,), w, "row")]
 
 
 def mixer_linears(g: ModelGeometry, tp: int) -> list[Linear]:
@@ -100,9 +99,11 @@ def mixer_linears(g: ModelGeometry, tp: int) -> list[Linear]:
         return [("in_proj_qkvz", qkvz, h, "column"), ("in_proj_ba", ba, h, "column"),
                 ("out_proj", (h,), v, "row")]
     if m.version == "short_conv":
-        # (LFM2's ShortConv: in_proj B, C and x, each the conv's width; out_proj)
+        # (LFM2's ShortConv: in_proj B, C and x, each the conv's width; out_proj; the conv's
+        # width in and out)
         w = m.d_inner // tp
-        return [("in_proj", (w, w, w), h, "column"), ("out_proj", (h,), w, "row")]
+        return [("in_proj", (w, w, w), m.d_inner, "column"),
+                ("out_proj", (m.d_inner,), w, "row")]
     if m.version != "mamba2":
         return []
     di, nh = m.d_inner // tp, m.n_heads // tp

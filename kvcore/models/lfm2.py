@@ -13,8 +13,10 @@ state, as for the other hybrids.
 
 The LM head is the embedding whatever the config says: both model files tie it
 unconditionally (tests/data/lfm2/census.json: ``"tie_word_embeddings": false`` built tied).
-vLLM reads ``block_dim`` (the feed-forward's input, the hidden size) and ``conv_dim`` without
-defaults.
+vLLM reads ``block_dim`` (the feed-forward's input and output) and ``conv_dim`` (the short
+convolution's, its projections' too) without defaults, and builds both layers on them whatever
+``hidden_size`` says (the same in every published LFM2; the norms and attention are
+``hidden_size`` wide).
 
 The feed-forward's width (`Lfm2MLP`): with ``block_auto_adjust_ff_dim`` int(2/3 x
 ``intermediate_size``), times ``block_ffn_dim_multiplier`` when set, rounded up to a multiple of
@@ -65,7 +67,8 @@ def lfm2_fields(model_type: str, n: int, get, get_dim, source: str) -> dict[str,
     with ``use_expert_bias`` (true), the dense layers' MLP ``intermediate_size`` wide as given."""
     tie = True
     if model_type == "lfm2":
-        return {"intermediate_size": lfm2_ff(get, get_dim, source), "tie_word_embeddings": tie}
+        return {"intermediate_size": lfm2_ff(get, get_dim, source), "tie_word_embeddings": tie,
+                "mlp_input_size": get_dim("block_dim", required=True)}
     dense = get("num_dense_layers", 2)
     if type(dense) is not int or dense < 0:
         raise InputError(f"expected a non-negative integer, got {dense!r}", path=source or None,

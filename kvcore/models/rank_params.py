@@ -45,7 +45,7 @@ MLP_BIAS_TYPES = frozenset({"llama", "mistral", "ministral3", "ernie4_5", "grani
 
 def dense_mlp(g: ModelGeometry, tp: int, led: Ledger) -> None:
     """A gated dense MLP (gate_up and down projections) and its biases where it has them."""
-    led.layer += 3 * g.hidden_size * g.intermediate_size // tp
+    led.layer += 3 * (g.mlp_input_size or g.hidden_size) * g.intermediate_size // tp
     if g.mlp_bias and g.model_type in MLP_BIAS_TYPES:
         led.model += 2 * g.intermediate_size // tp + g.hidden_size
 
@@ -168,9 +168,10 @@ def mamba(g: ModelGeometry, tp: int, led: Ledger) -> None:
     di = m.d_inner // tp
     if m.version == "short_conv":
         # LFM2: in_proj (B, C, x), out_proj, the conv (built without the quant_config);
-        # their biases with conv_bias (out_proj's whole on every rank)
-        led.layer += h * 3 * di + di * h
-        led.model += di * m.d_conv + (4 * di + h if m.conv_bias else 0)
+        # their biases with conv_bias (out_proj's whole on every rank); the projections are
+        # the conv's width in and out, not the hidden size's (short_conv.py: `dim`)
+        led.layer += m.d_inner * 3 * di + di * m.d_inner
+        led.model += di * m.d_conv + (4 * di + m.d_inner if m.conv_bias else 0)
         return
     if m.version == "mamba1":
         # in, conv (+ bias), x, dt (+ bias) and out projections, A (float32), D;
