@@ -125,6 +125,8 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0482", "HunYuanMoEV1ForCausalLM", 390_764_032, 221_681_152),
     # (hidden 256, block_dim and conv_dim 64: the MLP and the short conv are 64 wide)
     ("s0-0376", "Lfm2ForCausalLM", 2_103_552, 6_823_296),
+    # (layer 0 dense, float32 routers, gated and normed attention unbiased, four norms a layer)
+    ("s0-0406", "AfmoeForCausalLM", 5_253_962_496, 6_342_922_240),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ and the models whose weights kvcli counts with a ledger of their own:
 Step3's MFA query, MoE layers, shared expert and RoPE positions (`kvcore.models.step3`),
 Step-3.5's MoE layers, shared expert, query heads a layer and output gate
 (`kvcore.models.step3p5`), MiMo-V2's heads, K and V widths and sinks a layer
-(`kvcore.models.mimo_v2`). A quantised checkpoint of a family kvcli does not size is refused by
+(`kvcore.models.mimo_v2`), AFMoE's gated attention, norms and dense layers
+(`kvcore.models.afmoe`). A quantised checkpoint of a family kvcli does not size is refused by
 name or left unsized (`weights_unmodelled`) here."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from kvcore.models.afmoe import AFMOE, afmoe_fields
 from kvcore.models.deepseek_v4 import DEEPSEEK_V4, read_v4
 from kvcore.models.deepseek_v4_weights import unmodelled as v4_unmodelled
 from kvcore.models.ernie45 import ERNIE_MOE, ERNIE_VL, ernie_fields
@@ -53,6 +55,8 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     if t in MIMO_V2_TYPES:   # (a quantised checkpoint's weights but fp8 blocks not counted)
         return replace(g, **mimo_fields(c, get, get_dim, n_layers, source),
                        weights_unmodelled=mimo_unmodelled(g))
+    if t == AFMOE:
+        return replace(g, **afmoe_fields(get_int, n_layers, g.num_experts))
     if t in LFM2_TYPES:
         return replace(g, **lfm2_fields(t, n_layers, get, get_dim, source))
     if t == KIMI_LINEAR:    # (KDA layers beside MLA ones)

@@ -53,9 +53,10 @@ def dense_mlp(g: ModelGeometry, tp: int, led: Ledger) -> None:
 # e_score_correction_bias (one a routed expert): GLM-4.5's Glm4MoE builds its GateLinear with
 # params_dtype float32 (glm4_moe.py:141-150); GLM-4.5-Air's 45 routers are 94,394,880 B
 # (GLM-4.7-Flash's Glm4MoeLite and GLM-4.5V's text model, built as Glm4MoeForCausalLM: Glm4MoE's;
-# ERNIE-4.5's and ERNIE-4.5-VL's text experts': ernie45_moe.py, ernie45_vl_moe.py)
+# ERNIE-4.5's and ERNIE-4.5-VL's text experts': ernie45_moe.py, ernie45_vl_moe.py; AFMoE's
+# router and expert_bias: afmoe.py:86-95)
 FP32_ROUTERS = ("glm4_moe", "glm4_moe_lite", "glm4v_moe_text", "ernie4_5_moe", "ernie4_5_moe_vl",
-                "minimax_m2")
+                "minimax_m2", "afmoe")
 # (of those, MiniMax-M2's score bias is there only where use_routing_bias: minimax_m2.py:85)
 BIAS_WHERE_ASKED = ("minimax_m2",)
 # Model types whose q/k norms span all of a rank's query and KV heads, one weight a channel
