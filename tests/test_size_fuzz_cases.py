@@ -127,6 +127,9 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0376", "Lfm2ForCausalLM", 2_103_552, 6_823_296),
     # (layer 0 dense, float32 routers, gated and normed attention unbiased, four norms a layer)
     ("s0-0406", "AfmoeForCausalLM", 5_253_962_496, 6_342_922_240),
+    # (attention_bias: q(kv) and o biases, a KV-shared layer's q_proj's alone)
+    ("s0-0368", "Gemma3nForCausalLM", 776_901_760, 776_894_592),
+    ("s0-0516", "Gemma4ForCausalLM", 546_464_256, 546_425_856),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:

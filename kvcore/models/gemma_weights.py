@@ -7,6 +7,7 @@ Beside a decoder's embedding, attention, gated MLP, final norm and tied head:
   of ``vocab_size_per_layer_input`` rows, ``num_hidden_layers`` x P wide (vocabulary-parallel),
   its projection from the hidden state (column-parallel) and a P-wide norm; in each layer a
   gate (hidden -> P) and a projection (P -> hidden), whole on every rank, and a norm;
+* with ``attention_bias``, the q(kv) and o projections' biases (gemma3n.py, gemma4.py);
 * four norms a layer (pre and post attention and feed-forward) and q/k norms a head wide (no
   k norm on a KV-shared layer, which projects queries only: its K and V are its target's);
 * Gemma 3n: AltUp (``altup_num_inputs`` n: n - 1 projections in and n - 1 out, hidden x hidden,
@@ -55,6 +56,8 @@ def gemma_rank_params(g: ModelGeometry, x: GemmaExtras, tp: int) -> tuple[int, i
         shared = x.shared_layers > 0 and i >= first_shared
         kv_rank = 0 if shared else kv_heads_per_worker(kv, tp)
         n += (q_heads + 2 * kv_rank) * d * H + q_heads * d * H      # q(kv) and o projections
+        if g.attention_bias:    # (their biases: q(kv)'s split, o's whole on every rank)
+            n += (q_heads + 2 * kv_rank) * d + H
         n += d * (1 if shared else 2) + 4 * H                       # q/k norms, 4 norms
         wide = 2 if x.double_wide_mlp and i >= first_shared > 0 else 1
         n += 3 * H * g.intermediate_size * wide // tp
