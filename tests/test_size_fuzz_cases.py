@@ -130,6 +130,8 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     # (attention_bias: q(kv) and o biases, a KV-shared layer's q_proj's alone)
     ("s0-0368", "Gemma3nForCausalLM", 776_901_760, 776_894_592),
     ("s0-0516", "Gemma4ForCausalLM", 546_464_256, 546_425_856),
+    # (four norms a layer and q/k norms, whole on both ranks: the Transformers backend's)
+    ("s0-0171", "Kolibri1ForCausalLM", 3_317_477_888, 3_317_454_848),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:

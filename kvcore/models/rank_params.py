@@ -104,11 +104,12 @@ def vocab_rows(g: ModelGeometry, tp: int) -> int:
 
 def layer_norms(g: ModelGeometry) -> int:
     """A decoder layer's norms outside its mixer: Gemma 2/3 and GLM-4 (glm4.py's
-    Glm4DecoderLayer, GLM-4.1V's and GLM-OCR's text models too) and openPangu's sandwich norms
-    four (pre and post attention and feed-forward),
+    Glm4DecoderLayer, GLM-4.1V's and GLM-OCR's text models too), transformers' Kolibri1 (on the
+    Transformers backend) and openPangu's sandwich norms four (pre and post attention and
+    feed-forward),
     Cohere's one (commandr.py, cohere2_moe.py: attention and MLP in parallel), the rest two."""
     if g.model_type in ("gemma2", "gemma3", "gemma3_text", "glm4", "glm4v_text",
-                        "glm_ocr_text") or (
+                        "glm_ocr_text", "kolibri1") or (
             g.sandwich_norms):
         return 4 * g.hidden_size
     if g.model_type in ("cohere", "cohere2", "cohere2_moe"):
