@@ -132,6 +132,9 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0516", "Gemma4ForCausalLM", 546_464_256, 546_425_856),
     # (four norms a layer and q/k norms, whole on both ranks: the Transformers backend's)
     ("s0-0171", "Kolibri1ForCausalLM", 3_317_477_888, 3_317_454_848),
+    # (a sink a head, split over TP 4; granitemoe.py's attention unbiased whatever the flag)
+    ("s0-0682", "GraniteMoeSWAForCausalLM", 1_122_066_512, 1_122_079_232),
+    ("s0-0357", "GraniteSWAForCausalLM", 38_536_968, 38_470_912),   # (sinks, mlp_bias)
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:

@@ -17,3 +17,19 @@ QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "lfm2", "lfm2_mo
                  "flex_olmo", "kolibri1")
 # q/k norms where ``use_qk_norm``: GLM-4.5's (and GLM-4.5V's text model's), Command R+'s
 USE_QK_NORM_TYPES = ("glm4_moe", "glm4v_moe_text", "cohere")
+
+# Model types built by granite.py or granitemoe.py, whose attention holds a learned sink logit a
+# query head (split over TP) where `granite_layer_attn_params` says: the config's
+# ``attention_sinks``, else whether it has ``layer_types`` (the SWA configs always do:
+# transformers fills them in). Found by tests/data/size_fuzz
+GRANITE_SINK_TYPES = ("granite", "granite_swa", "granitemoe", "granitemoeshared",
+                      "granitemoe_swa")
+_LAYER_TYPES_FILLED = ("granite_swa", "granitemoe_swa")
+
+
+def granite_sinks(model_type: str, c: dict, get) -> bool:
+    """Whether a Granite (MoE) model's attention layers hold sinks (`GRANITE_SINK_TYPES`)."""
+    if model_type not in GRANITE_SINK_TYPES:
+        return False
+    has_types = c.get("layer_types") is not None or model_type in _LAYER_TYPES_FILLED
+    return bool(get("attention_sinks", has_types))

@@ -12,8 +12,9 @@ Step3's MFA query, MoE layers, shared expert and RoPE positions (`kvcore.models.
 Step-3.5's MoE layers, shared expert, query heads a layer and output gate
 (`kvcore.models.step3p5`), MiMo-V2's heads, K and V widths and sinks a layer
 (`kvcore.models.mimo_v2`), AFMoE's gated attention, norms and dense layers
-(`kvcore.models.afmoe`). A quantised checkpoint of a family kvcli does not size is refused by
-name or left unsized (`weights_unmodelled`) here."""
+(`kvcore.models.afmoe`), Granite's attention sinks (`kvcore.models.attention_extras`). A
+quantised checkpoint of a family kvcli does not size is refused by name or left unsized
+(`weights_unmodelled`) here."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from kvcore.models.afmoe import AFMOE, afmoe_fields
+from kvcore.models.attention_extras import GRANITE_SINK_TYPES, granite_sinks
 from kvcore.models.deepseek_v4 import DEEPSEEK_V4, read_v4
 from kvcore.models.deepseek_v4_weights import unmodelled as v4_unmodelled
 from kvcore.models.ernie45 import ERNIE_MOE, ERNIE_VL, ernie_fields
@@ -55,6 +57,8 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     if t in MIMO_V2_TYPES:   # (a quantised checkpoint's weights but fp8 blocks not counted)
         return replace(g, **mimo_fields(c, get, get_dim, n_layers, source),
                        weights_unmodelled=mimo_unmodelled(g))
+    if t in GRANITE_SINK_TYPES:
+        return replace(g, attention_sinks=granite_sinks(t, c, get))
     if t == AFMOE:
         return replace(g, **afmoe_fields(get_int, n_layers, g.num_experts))
     if t in LFM2_TYPES:

@@ -34,13 +34,15 @@ O_BIAS_TYPES = frozenset({
     "granitemoehybrid", "exaone4", "exaone_moe", "hyperclovax", "nemotron", "apertus", "laguna",
     "llama4_text", "smollm3", "gpt_oss", "hunyuan_v1_dense", "hunyuan_v1_moe", "olmo2", "olmo3",
     "flex_olmo"})
-# Model types whose attention is unbiased whatever ``attention_bias`` says (falcon_h1.py:261-268)
-UNBIASED_ATTENTION_TYPES = frozenset({"falcon_h1"})
+# Model types whose attention is unbiased whatever ``attention_bias`` says (falcon_h1.py:261-268;
+# granitemoe.py's GraniteMoeAttention, Granite-MoE-Shared's and Granite-MoE-SWA's too)
+UNBIASED_ATTENTION_TYPES = frozenset({"falcon_h1", "granitemoe", "granitemoeshared",
+                                      "granitemoe_swa"})
 # Model types whose gated dense MLP is biased where ``mlp_bias`` is (llama.py:305 and its kin,
-# granite.py, exaone4.py, solar.py, transformers' SmolLM3): gate_up's bias split over the ranks,
-# down_proj's whole
+# granite.py (Granite SWA's too), exaone4.py, solar.py, transformers' SmolLM3): gate_up's bias
+# split over the ranks, down_proj's whole
 MLP_BIAS_TYPES = frozenset({"llama", "mistral", "ministral3", "ernie4_5", "granite", "smollm3",
-                            "exaone4", "solar"})
+                            "exaone4", "solar", "granite_swa"})
 
 
 def dense_mlp(g: ModelGeometry, tp: int, led: Ledger) -> None:
@@ -141,7 +143,7 @@ def attention(g: ModelGeometry, tp: int, led: Ledger) -> None:
     led.layer += h * (q * (2 if g.attention_output_gate else 1) + 2 * kv) + q * h
     if g.attention_bias and g.model_type not in UNBIASED_ATTENTION_TYPES:
         led.model += q + 2 * kv + (h if g.model_type in O_BIAS_TYPES else 0)
-    if g.model_type == "gpt_oss":
+    if g.model_type == "gpt_oss" or g.attention_sinks:
         led.model += g.num_attention_heads // tp  # sinks: one learned logit per head, no KV
     if g.qk_norm:
         # (Command R+'s LayerNorms hold a weight a head: the rank's query and KV heads)
