@@ -135,6 +135,7 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     # (a sink a head, split over TP 4; granitemoe.py's attention unbiased whatever the flag)
     ("s0-0682", "GraniteMoeSWAForCausalLM", 1_122_066_512, 1_122_079_232),
     ("s0-0357", "GraniteSWAForCausalLM", 38_536_968, 38_470_912),   # (sinks, mlp_bias)
+    ("s0-0408", "NemotronHForCausalLM", 231_843_712, 231_748_096),  # (the MLP's mlp_bias)
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:

@@ -35,9 +35,10 @@ O_BIAS_TYPES = frozenset({
     "llama4_text", "smollm3", "gpt_oss", "hunyuan_v1_dense", "hunyuan_v1_moe", "olmo2", "olmo3",
     "flex_olmo"})
 # Model types whose attention is unbiased whatever ``attention_bias`` says (falcon_h1.py:261-268;
-# granitemoe.py's GraniteMoeAttention, Granite-MoE-Shared's and Granite-MoE-SWA's too)
+# granitemoe.py's GraniteMoeAttention, Granite-MoE-Shared's and Granite-MoE-SWA's too;
+# nemotron_h.py's)
 UNBIASED_ATTENTION_TYPES = frozenset({"falcon_h1", "granitemoe", "granitemoeshared",
-                                      "granitemoe_swa"})
+                                      "granitemoe_swa", "nemotron_h"})
 # Model types whose gated dense MLP is biased where ``mlp_bias`` is (llama.py:305 and its kin,
 # granite.py (Granite SWA's too), exaone4.py, solar.py, transformers' SmolLM3): gate_up's bias
 # split over the ranks, down_proj's whole
@@ -197,14 +198,17 @@ def mamba(g: ModelGeometry, tp: int, led: Ledger) -> None:
 
 
 def nemotron_mlp(g: ModelGeometry, tp: int, moe: bool, shared: int, led: Ledger) -> None:
-    """Nemotron-H's feed-forward layer: squared ReLU, up and down, no gate; dense or experts
-    (with the router whole on every rank)."""
+    """Nemotron-H's feed-forward layer: squared ReLU, up and down, no gate; dense (biased
+    where ``mlp_bias``) or experts (with the router whole on every rank; the shared experts
+    unbiased)."""
     h = g.hidden_size
     if moe:
         led.layer += g.num_experts * 2 * h * g.moe_intermediate_size // tp + 2 * h * shared // tp
         led.model += g.num_experts * h
     else:
         led.layer += 2 * h * g.intermediate_size // tp
+        if g.mlp_bias:  # (nemotron_h.py's dense MLP: up's bias split, down's whole)
+            led.model += g.intermediate_size // tp + h
 
 
 def moe(g: ModelGeometry, tp: int, shared: int, led: Ledger) -> None:
