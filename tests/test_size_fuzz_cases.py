@@ -42,12 +42,15 @@ def _equal(case_id: str, tmp_path: Path) -> dict:
     ("s0-0031", "Glm4MoeLiteForCausalLM", True, 689_529_360, 372_335_120),
     # (logits from the embedding, no lm_head: kvcli counted one)
     ("s0-0024", "Gemma2ForCausalLM", False, 458_777_600, 720_921_600),
+    # (a wrapper's language model is its text config's class: NemotronHForCausalLM's lm_head)
+    ("s0-0544", "NemotronH_Nano_VL_V2", True, 6_645_117_952, 5_302_940_672),
 ])
 def test_the_class_decides_the_heads_tie_not_the_flag(case_id: str, arch: str, tie: bool,
                                                        vllm_bytes: int, kvcli_before: int,
                                                        tmp_path: Path) -> None:
     case = _equal(case_id, tmp_path)
-    assert case["arch"] == arch and case["config"]["tie_word_embeddings"] is tie
+    text = case["config"].get("llm_config", case["config"])
+    assert case["arch"] == arch and text["tie_word_embeddings"] is tie
     assert case["vllm"]["rank0_bytes"] == vllm_bytes != kvcli_before
 
 

@@ -37,6 +37,11 @@ def class_tie(cfg: dict[str, Any], text: dict[str, Any], source: str) -> dict[st
         raise InputError("tie_word_embeddings is not supported for DBRX models (transformers' "
                          "DbrxConfig refuses it, so vLLM cannot load the model)",
                          path=source or None, field="tie_word_embeddings")
+    if arch not in NEVER_TIED and arch not in ALWAYS_TIED and text is not cfg:
+        # (a wrapper builds its language model by the text config's class: Nemotron Nano VL's
+        # llm_config names NemotronHForCausalLM, nano_nemotron_vl.py)
+        inner = text.get("architectures")
+        arch = inner[0] if isinstance(inner, list) and inner else arch
     if arch in NEVER_TIED or arch in ALWAYS_TIED:
         return {**text, "tie_word_embeddings": arch in ALWAYS_TIED}
     return text
