@@ -139,6 +139,9 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0682", "GraniteMoeSWAForCausalLM", 1_122_066_512, 1_122_079_232),
     ("s0-0357", "GraniteSWAForCausalLM", 38_536_968, 38_470_912),   # (sinks, mlp_bias)
     ("s0-0408", "NemotronHForCausalLM", 231_843_712, 231_748_096),  # (the MLP's mlp_bias)
+    # (a text_config of model_type qwen2_vl_text / qwen2_5_vl_text: Qwen2's QKV bias)
+    ("s0-0540", "Qwen2VLForConditionalGeneration", 8_222_070_784, 8_221_968_384),
+    ("s0-0407", "Qwen2_5_VLForConditionalGeneration", 4_196_431_744, 4_196_401_024),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:
