@@ -40,6 +40,7 @@ def _equal(case_id: str, tmp_path: Path) -> dict:
     # (an lm_head of its own whatever the flag: kvcli left it out)
     ("s0-0011", "DeepseekForCausalLM", True, 9_465_389_056, 9_454_379_008),
     ("s0-0031", "Glm4MoeLiteForCausalLM", True, 689_529_360, 372_335_120),
+    ("s0-0233", "DeepseekV32ForCausalLM", True, 2_202_533_376, 1_739_193_856),    # (TP 4)
     # (logits from the embedding, no lm_head: kvcli counted one)
     ("s0-0024", "Gemma2ForCausalLM", False, 458_777_600, 720_921_600),
     # (a wrapper's language model is its text config's class: NemotronHForCausalLM's lm_head)

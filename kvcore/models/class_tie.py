@@ -17,8 +17,8 @@ from kvcore.errors import InputError
 NEVER_TIED = frozenset({
     "AfmoeForCausalLM", "AliceAIForCausalLM", "AXK1ForCausalLM", "BailingMoeV2_5ForCausalLM",
     "BailingMoeV3ForCausalLM", "DeepseekForCausalLM", "DeepseekV2ForCausalLM",
-    "DeepseekV3ForCausalLM", "DoryForCausalLM", "Glm4MoeForCausalLM", "Glm4MoeLiteForCausalLM",
-    "GlmMoeDsaForCausalLM", "GptOssForCausalLM", "JambaForCausalLM", "LongcatFlashForCausalLM",
+    "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DoryForCausalLM", "Glm4MoeForCausalLM",
+    "Glm4MoeLiteForCausalLM", "GlmMoeDsaForCausalLM", "GptOssForCausalLM", "JambaForCausalLM", "LongcatFlashForCausalLM",
     "LongcatFlashNgramForCausalLM", "MiniMaxM2ForCausalLM", "MistralLarge3ForCausalLM",
     "MuseGlimmerForCausalLM", "NemotronHForCausalLM", "NemotronHPuzzleForCausalLM",
     "OlmoeForCausalLM", "PhiMoEForCausalLM", "Qwen3NextForCausalLM"})
