@@ -143,6 +143,8 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     # (a text_config of model_type qwen2_vl_text / qwen2_5_vl_text: Qwen2's QKV bias)
     ("s0-0540", "Qwen2VLForConditionalGeneration", 8_222_070_784, 8_221_968_384),
     ("s0-0407", "Qwen2_5_VLForConditionalGeneration", 4_196_431_744, 4_196_401_024),
+    # (48 query heads a layer for the config's 16, layer 0 dense, g_proj, q/k norms, TP 8)
+    ("s0-0600", "LagunaForCausalLM", 20_838_144, 21_970_944),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:
@@ -174,3 +176,14 @@ def test_what_vllm_refuses_kvcli_refuses_in_one_line(case_id: str, arch: str, vl
     assert case["arch"] == arch and vllms in "".join(case["vllm"]["refused"])
     r = CliRunner().invoke(app, cli_args(tmp_path / "config.json", case["options"]))
     assert r.exit_code == 2 and kvclis in r.stderr and r.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(("key", "value"), [("num_attention_heads_per_layer", [48, 48]),
+                                            ("mlp_layer_types", ["dense", "moe", "sparse"])])
+def test_lagunas_per_layer_lists_refused_by_name(key: str, value: list, tmp_path: Path) -> None:
+    case = CASES["s0-0600"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**case["config"], key: value}))
+    r = CliRunner().invoke(app, cli_args(path, case["options"]))
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1
+    assert f"field '{key}'" in r.stderr and "expected a list of 3 (num_hidden_layers)" in r.stderr

@@ -12,9 +12,9 @@ Step3's MFA query, MoE layers, shared expert and RoPE positions (`kvcore.models.
 Step-3.5's MoE layers, shared expert, query heads a layer and output gate
 (`kvcore.models.step3p5`), MiMo-V2's heads, K and V widths and sinks a layer
 (`kvcore.models.mimo_v2`), AFMoE's gated attention, norms and dense layers
-(`kvcore.models.afmoe`), Granite's attention sinks (`kvcore.models.attention_extras`). A
-quantised checkpoint of a family kvcli does not size is refused by name or left unsized
-(`weights_unmodelled`) here."""
+(`kvcore.models.afmoe`), Granite's attention sinks (`kvcore.models.attention_extras`), Laguna's
+heads a layer, MoE layers and gate (`kvcore.models.laguna`). A quantised checkpoint of a family
+kvcli does not size is refused by name or left unsized (`weights_unmodelled`) here."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from kvcore.models.ernie45 import ERNIE_MOE, ERNIE_VL, ernie_fields
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.k2_horizon import K2_HORIZON, k2_horizon_fields
 from kvcore.models.kimi_linear import KIMI_LINEAR, kimi_linear_fields
+from kvcore.models.laguna import LAGUNA, laguna_fields
 from kvcore.models.lfm2 import LFM2_TYPES, lfm2_fields
 from kvcore.models.longcat import LONGCAT, longcat_unsized
 from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_fields
@@ -59,6 +60,9 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
                        weights_unmodelled=mimo_unmodelled(g))
     if t in GRANITE_SINK_TYPES:
         return replace(g, attention_sinks=granite_sinks(t, c, get))
+    if t == LAGUNA:
+        return replace(g, **laguna_fields(c, n_layers, g.num_attention_heads, g.head_dim,
+                                          g.num_experts, source))
     if t == AFMOE:
         return replace(g, **afmoe_fields(get_int, n_layers, g.num_experts))
     if t in LFM2_TYPES:

@@ -98,6 +98,7 @@ class ModelGeometry:
     moe_layers: tuple[bool, ...] = field(default=())  # per layer: MoE feed-forward or dense
     attention_bias: bool = False
     mlp_bias: bool = False      # (config.json's; the MLP types that read it: rank_params)
+    head_gate_width: int = 0    # (a gate projection's outputs a query head: Laguna's g_proj)
     attention_sinks: bool = False   # (a learned logit a query head: Granite SWA's, rank_params)
     mlp_input_size: int = 0     # (the dense MLP's input, 0: hidden_size; LFM2's block_dim)
     # a q_norm and a k_norm (head_dim each) in every attention layer: GLM-4.5's ``use_qk_norm``,

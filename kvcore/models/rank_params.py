@@ -144,6 +144,8 @@ def attention(g: ModelGeometry, tp: int, led: Ledger) -> None:
     led.layer += h * (q * (2 if g.attention_output_gate else 1) + 2 * kv) + q * h
     if g.attention_bias and g.model_type not in UNBIASED_ATTENTION_TYPES:
         led.model += q + 2 * kv + (h if g.model_type in O_BIAS_TYPES else 0)
+    # (Laguna's g_proj: column-parallel, a gate a query head or a head's channel)
+    led.layer += h * g.num_attention_heads // tp * g.head_gate_width
     if g.model_type == "gpt_oss" or g.attention_sinks:
         led.model += g.num_attention_heads // tp  # sinks: one learned logit per head, no KV
     if g.qk_norm:

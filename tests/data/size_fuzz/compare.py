@@ -33,7 +33,8 @@ FIXED = ("s0-0011", "s0-0024", "s0-0031", "s0-0053", "s0-0047", "s0-0055", "s0-0
          # (the weights left as found, fixed family by family since: --add put them in)
          "s0-0482", "s0-0376", "s0-0406", "s0-0368", "s0-0516",
          "s0-0171", "s0-0682", "s0-0357", "s0-0408",
-         "s0-0544", "s0-0540", "s0-0407", "s0-0233")
+         "s0-0544", "s0-0540", "s0-0407", "s0-0233",
+         "s0-0600")
 
 
 # vLLM's refusals that are this machine's, not a config's (no GPU, no timm): README.md
