@@ -145,6 +145,9 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0407", "Qwen2_5_VLForConditionalGeneration", 4_196_431_744, 4_196_401_024),
     # (48 query heads a layer for the config's 16, layer 0 dense, g_proj, q/k norms, TP 8)
     ("s0-0600", "LagunaForCausalLM", 20_838_144, 21_970_944),
+    # (up and down, no gate; LayerNorms' biases; Jais2's mlp_bias, Nemotron's attention_bias)
+    ("s0-0170", "Jais2ForCausalLM", 1_019_785_728, 1_285_453_312),
+    ("s0-0065", "NemotronForCausalLM", 599_904_256, 801_212_416),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:

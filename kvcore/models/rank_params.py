@@ -25,7 +25,7 @@ SHARED_GATE_TYPES = (*GDN_TYPES, "qwen2_moe")
 # ``attention_bias`` is: llama.py's bias_o_proj (Mistral's, Phi-3's, ERNIE-4.5's, InternLM3's
 # classes are its), gemma2/3/3n/4.py, granite.py, granitemoehybrid.py, exaone4.py,
 # exaone_moe.py, hyperclovax.py, nemotron.py, apertus.py, laguna.py, llama4.py, and
-# transformers' SmolLM3, HunYuan, OLMo 2 / 3, FlexOLMo (Transformers backend); Qwen2's QKV
+# transformers' SmolLM3, HunYuan, OLMo 2 / 3, FlexOLMo, Jais2 (Transformers backend); Qwen2's QKV
 # bias leaves o_proj unbiased. gpt-oss's o_proj is always biased. Found by tests/data/size_fuzz
 # (attention_bias drawn true)
 O_BIAS_TYPES = frozenset({
@@ -33,7 +33,7 @@ O_BIAS_TYPES = frozenset({
     "gemma3n", "gemma3n_text", "gemma4", "gemma4_text", "granite", "granite_swa",
     "granitemoehybrid", "exaone4", "exaone_moe", "hyperclovax", "nemotron", "apertus", "laguna",
     "llama4_text", "smollm3", "gpt_oss", "hunyuan_v1_dense", "hunyuan_v1_moe", "olmo2", "olmo3",
-    "flex_olmo"})
+    "flex_olmo", "jais2"})
 # Model types whose attention is unbiased whatever ``attention_bias`` says (falcon_h1.py:261-268;
 # granitemoe.py's GraniteMoeAttention, Granite-MoE-Shared's and Granite-MoE-SWA's too;
 # nemotron_h.py's)
@@ -43,14 +43,21 @@ UNBIASED_ATTENTION_TYPES = frozenset({"falcon_h1", "granitemoe", "granitemoeshar
 # granite.py (Granite SWA's too), exaone4.py, solar.py, transformers' SmolLM3): gate_up's bias
 # split over the ranks, down_proj's whole
 MLP_BIAS_TYPES = frozenset({"llama", "mistral", "ministral3", "ernie4_5", "granite", "smollm3",
-                            "exaone4", "solar", "granite_swa"})
+                            "exaone4", "solar", "granite_swa", "nemotron", "jais2"})
+# Model types whose dense MLP is up and down only, no gate (nemotron.py's NemotronMLP,
+# transformers' Jais2MLP on the Transformers backend: squared ReLU); and whose norms are
+# LayerNorms with a bias (NemotronLayerNorm1P, Jais2's nn.LayerNorm), the final one too
+UNGATED_MLP_TYPES = ("nemotron", "jais2")
+LAYER_NORM_BIAS_TYPES = ("nemotron", "jais2")
 
 
 def dense_mlp(g: ModelGeometry, tp: int, led: Ledger) -> None:
-    """A gated dense MLP (gate_up and down projections) and its biases where it has them."""
-    led.layer += 3 * (g.mlp_input_size or g.hidden_size) * g.intermediate_size // tp
+    """A gated dense MLP (gate_up and down projections; up and down for `UNGATED_MLP_TYPES`)
+    and its biases where it has them."""
+    ins = 2 if g.model_type in UNGATED_MLP_TYPES else 3     # (up and down; gate, up, down)
+    led.layer += ins * (g.mlp_input_size or g.hidden_size) * g.intermediate_size // tp
     if g.mlp_bias and g.model_type in MLP_BIAS_TYPES:
-        led.model += 2 * g.intermediate_size // tp + g.hidden_size
+        led.model += (ins - 1) * g.intermediate_size // tp + g.hidden_size
 
 # Model types whose MoE router is float32 whatever the model dtype, with a float32
 # e_score_correction_bias (one a routed expert): GLM-4.5's Glm4MoE builds its GateLinear with
@@ -105,6 +112,11 @@ def vocab_rows(g: ModelGeometry, tp: int) -> int:
     return -(-g.vocab_size // VOCAB_PAD) * VOCAB_PAD // tp
 
 
+def final_norm(g: ModelGeometry) -> int:
+    """The final norm's parameters (a LayerNorm's bias too: `LAYER_NORM_BIAS_TYPES`)."""
+    return g.hidden_size * (2 if g.model_type in LAYER_NORM_BIAS_TYPES else 1)
+
+
 def layer_norms(g: ModelGeometry) -> int:
     """A decoder layer's norms outside its mixer: Gemma 2/3 and GLM-4 (glm4.py's
     Glm4DecoderLayer, GLM-4.1V's and GLM-OCR's text models too), transformers' Kolibri1 (on the
@@ -117,7 +129,7 @@ def layer_norms(g: ModelGeometry) -> int:
         return 4 * g.hidden_size
     if g.model_type in ("cohere", "cohere2", "cohere2_moe"):
         return g.hidden_size
-    return 2 * g.hidden_size
+    return 2 * final_norm(g)
 
 
 def attention(g: ModelGeometry, tp: int, led: Ledger) -> None:
