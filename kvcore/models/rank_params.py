@@ -36,9 +36,10 @@ O_BIAS_TYPES = frozenset({
     "flex_olmo", "jais2", "arcee"})
 # Model types whose attention is unbiased whatever ``attention_bias`` says (falcon_h1.py:261-268;
 # granitemoe.py's GraniteMoeAttention, Granite-MoE-Shared's and Granite-MoE-SWA's too;
-# nemotron_h.py's)
+# nemotron_h.py's; commandr.py's and cohere2_moe.py's)
 UNBIASED_ATTENTION_TYPES = frozenset({"falcon_h1", "granitemoe", "granitemoeshared",
-                                      "granitemoe_swa", "nemotron_h"})
+                                      "granitemoe_swa", "nemotron_h", "cohere", "cohere2",
+                                      "cohere2_moe"})
 # Model types whose gated dense MLP is biased where ``mlp_bias`` is (llama.py:305 and its kin,
 # granite.py (Granite SWA's too), exaone4.py, solar.py, transformers' SmolLM3): gate_up's bias
 # split over the ranks, down_proj's whole
