@@ -44,11 +44,13 @@ UNBIASED_ATTENTION_TYPES = frozenset({"falcon_h1", "granitemoe", "granitemoeshar
 # granite.py (Granite SWA's too), exaone4.py, solar.py, transformers' SmolLM3): gate_up's bias
 # split over the ranks, down_proj's whole
 MLP_BIAS_TYPES = frozenset({"llama", "mistral", "ministral3", "ernie4_5", "granite", "smollm3",
-                            "exaone4", "solar", "granite_swa", "nemotron", "jais2", "arcee"})
+                            "exaone4", "solar", "granite_swa", "nemotron", "jais2", "arcee",
+                            "apertus"})
 # Model types whose dense MLP is up and down only, no gate (nemotron.py's NemotronMLP,
-# transformers' Jais2MLP and ArceeMLP on the Transformers backend: squared ReLU); and whose
-# norms are LayerNorms with a bias (NemotronLayerNorm1P, Jais2's nn.LayerNorm), the final one too
-UNGATED_MLP_TYPES = ("nemotron", "jais2", "arcee")
+# transformers' Jais2MLP and ArceeMLP on the Transformers backend: squared ReLU; apertus.py's,
+# its XIELU activation two learned scalars, alpha_p and alpha_n); and whose norms are
+# LayerNorms with a bias (NemotronLayerNorm1P, Jais2's nn.LayerNorm), the final one too
+UNGATED_MLP_TYPES = ("nemotron", "jais2", "arcee", "apertus")
 LAYER_NORM_BIAS_TYPES = ("nemotron", "jais2")
 
 
@@ -59,6 +61,8 @@ def dense_mlp(g: ModelGeometry, tp: int, led: Ledger) -> None:
     led.layer += ins * (g.mlp_input_size or g.hidden_size) * g.intermediate_size // tp
     if g.mlp_bias and g.model_type in MLP_BIAS_TYPES:
         led.model += (ins - 1) * g.intermediate_size // tp + g.hidden_size
+    if g.model_type == "apertus":
+        led.model += 2  # (XIELU's alpha_p, alpha_n: bfloat16, the model dtype of its checkpoints)
 
 # Model types whose MoE router is float32 whatever the model dtype, with a float32
 # e_score_correction_bias (one a routed expert): GLM-4.5's Glm4MoE builds its GateLinear with
