@@ -29,7 +29,9 @@ def test_the_default_max_model_len_is_vllms_scaled_one(tmp_path) -> None:
         assert (d["max_model_len"], d["max_model_len_fits"]) == (want, want), rope
         assert d["max_concurrency"] == 100000 / (want // 16)
     phi3 = {**cfg, "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
-            "rope_scaling": {"type": "longrope", "short_factor": [1.0], "long_factor": [2.0]}}
+            # (a factor a frequency: head_dim 64 / 2, or vLLM cannot build it)
+            "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 32,
+                             "long_factor": [2.0] * 32}}
     p.write_text(json.dumps(phi3))
     d = ok("--model-config", str(p), "--num-blocks", "100000")
     # it runs at 4,096, but 131,072 is accepted and fits (max_model_len_fits said 4,096)

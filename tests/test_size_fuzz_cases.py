@@ -174,6 +174,12 @@ GRANITE = "The dimensions for the Mamba head state do not match the model interm
     ("s0-0012", "DeepseekV2ForCausalLM", "AssertionError", "experts are 1407 wide"),
     ("s0-0610", "DeepseekV2ForCausalLM", "AssertionError", "experts are 1407 wide"),
     ("s0-0076", "Qwen3_5MoeForCausalLM", "1 is not divisible by 4", "'1 is not divisible by 4'"),
+    # (head_dim drawn: Phi-3-vision's 48 LongRoPE factors for 32 frequencies; Keye-VL 1.5's
+    # mrope_section summing to 64 for a rotary half of 128)
+    ("s0-0241", "Phi3VForCausalLM", "Attempting to broadcast a dimension of length 32",
+     "field 'rope_scaling.short_factor': 48 factors for a rotary dimension of 64"),
+    ("s0-0480", "KeyeVL1_5ForConditionalGeneration", "AssertionError",
+     "field 'rope_scaling.mrope_section': sums to 64, not half the rotary dimension of 256"),
 ])
 def test_what_vllm_refuses_kvcli_refuses_in_one_line(case_id: str, arch: str, vllms: str,
                                                     kvclis: str, tmp_path: Path) -> None:

@@ -54,6 +54,7 @@ from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_rope_caches
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, VISION_DEFAULTS
 from kvcore.models.qwen_vl import rotary_buffer_bytes
 from kvcore.models.rope_cache import RopeCache
+from kvcore.models.rope_shapes import refuse_misfit_rope
 from kvcore.models.siglip import SIGLIP_DEFAULTS
 from kvcore.models.vision_keys import vision_config, vision_dim
 from kvcore.models.vision_towers import QWEN2_VL, QWEN3_VL
@@ -141,6 +142,8 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
             given = rp.get("partial_rotary_factor") or get("partial_rotary_factor")
             head, dim = g.head_dim, int(g.head_dim * min(_num(given, _PARTIAL.get(g.model_type,
                                                                                    1)), 1))
+        refuse_misfit_rope(rp, _kind(rp), dim, "rope_parameters" if "rope_parameters" in cfg
+                           else "rope_scaling", g.architecture, g.source)
         theta = float(_num(rp.get("rope_theta", get("rope_theta")), 10000))
         key = repr((head, dim, theta, sorted(rp.items())))
         # (MRoPE's cache holds 4 x the positions where the layers keep get_rope's default
