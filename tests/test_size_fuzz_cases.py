@@ -151,6 +151,8 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0657", "ArceeForCausalLM", 239_884_288, 278_550_528),      # (up and down, no gate)
     ("s0-0695", "Cohere2ForCausalLM", 4_563_468_288, 4_563_542_016),    # (unbiased attention)
     ("s0-0001", "ApertusForCausalLM", 10_669_064, 14_338_560),  # (up, down, XIELU, q/k norms)
+    # (qkv and o biased whatever the flag, LayerNorms' biases, the LM head's bias)
+    ("s0-0070", "PhiMoEForCausalLM", 147_512_640, 147_470_336),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 QKV_BIAS_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl",  # (the VL: Qwen2ForCausalLM)
                   # (their text_config's model_type in transformers 5: tests/data/size_fuzz)
                   "qwen2_vl_text", "qwen2_5_vl_text",
-                  "dots_ocr")     # (dots.ocr's Qwen2ForCausalLM)
+                  "dots_ocr",     # (dots.ocr's Qwen2ForCausalLM)
+                  "phimoe")       # (phimoe.py: qkv and o biased whatever attention_bias says)
 # Model types whose attention always has a q_norm and a k_norm (qwen3.py, qwen3_moe.py,
 # gemma3.py build them unconditionally)
 QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "lfm2", "lfm2_moe",

@@ -33,7 +33,7 @@ O_BIAS_TYPES = frozenset({
     "gemma3n", "gemma3n_text", "gemma4", "gemma4_text", "granite", "granite_swa",
     "granitemoehybrid", "exaone4", "exaone_moe", "hyperclovax", "nemotron", "apertus", "laguna",
     "llama4_text", "smollm3", "gpt_oss", "hunyuan_v1_dense", "hunyuan_v1_moe", "olmo2", "olmo3",
-    "flex_olmo", "jais2", "arcee"})
+    "flex_olmo", "jais2", "arcee", "phimoe"})
 # Model types whose attention is unbiased whatever ``attention_bias`` says (falcon_h1.py:261-268;
 # granitemoe.py's GraniteMoeAttention, Granite-MoE-Shared's and Granite-MoE-SWA's too;
 # nemotron_h.py's; commandr.py's and cohere2_moe.py's)
@@ -51,7 +51,9 @@ MLP_BIAS_TYPES = frozenset({"llama", "mistral", "ministral3", "ernie4_5", "grani
 # its XIELU activation two learned scalars, alpha_p and alpha_n); and whose norms are
 # LayerNorms with a bias (NemotronLayerNorm1P, Jais2's nn.LayerNorm), the final one too
 UNGATED_MLP_TYPES = ("nemotron", "jais2", "arcee", "apertus")
-LAYER_NORM_BIAS_TYPES = ("nemotron", "jais2")
+LAYER_NORM_BIAS_TYPES = ("nemotron", "jais2", "phimoe")     # (and phimoe.py's nn.LayerNorm)
+# Model types whose LM head has a bias, split with its rows (phimoe.py's ParallelLMHead)
+HEAD_BIAS_TYPES = ("phimoe",)
 
 
 def dense_mlp(g: ModelGeometry, tp: int, led: Ledger) -> None:

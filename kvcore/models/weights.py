@@ -121,10 +121,11 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
         return led
     vh = rp.vocab_rows(g, tp) * g.hidden_size
     eh = vh + g.added_vocab // tp * g.hidden_size   # (the embedding: Molmo's has rows more)
+    head = vh + (rp.vocab_rows(g, tp) if g.model_type in rp.HEAD_BIAS_TYPES else 0)
     if first and last:
-        led.model += eh + (0 if g.tie_word_embeddings else vh) + rp.final_norm(g)
+        led.model += eh + (0 if g.tie_word_embeddings else head) + rp.final_norm(g)
     else:
-        led.model += (eh if first else 0) + (vh + rp.final_norm(g) if last else 0)
+        led.model += (eh if first else 0) + (head + rp.final_norm(g) if last else 0)
     if first:
         # (with the embedding: what runs before layer 0)
         # (an fp8 checkpoint's tower linears: 1 byte a weight, float32 block scales)
