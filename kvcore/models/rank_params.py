@@ -39,7 +39,7 @@ O_BIAS_TYPES = frozenset({
 # nemotron_h.py's; commandr.py's and cohere2_moe.py's)
 UNBIASED_ATTENTION_TYPES = frozenset({"falcon_h1", "granitemoe", "granitemoeshared",
                                       "granitemoe_swa", "nemotron_h", "cohere", "cohere2",
-                                      "cohere2_moe"})
+                                      "cohere2_moe", "olmoe"})
 # Model types whose gated dense MLP is biased where ``mlp_bias`` is (llama.py:305 and its kin,
 # granite.py (Granite SWA's too), exaone4.py, solar.py, transformers' SmolLM3): gate_up's bias
 # split over the ranks, down_proj's whole
@@ -52,6 +52,8 @@ MLP_BIAS_TYPES = frozenset({"llama", "mistral", "ministral3", "ernie4_5", "grani
 # LayerNorms with a bias (NemotronLayerNorm1P, Jais2's nn.LayerNorm), the final one too
 UNGATED_MLP_TYPES = ("nemotron", "jais2", "arcee", "apertus")
 LAYER_NORM_BIAS_TYPES = ("nemotron", "jais2", "phimoe")     # (and phimoe.py's nn.LayerNorm)
+# ... and whose norms hold no parameter at all (transformers' OLMo: a LayerNorm without affine)
+NO_NORM_WEIGHT_TYPES = ("olmo",)
 # Model types whose LM head has a bias, split with its rows (phimoe.py's ParallelLMHead)
 HEAD_BIAS_TYPES = ("phimoe",)
 
@@ -81,7 +83,7 @@ BIAS_WHERE_ASKED = ("minimax_m2",)
 WIDE_QK_NORM_TYPES = ("cohere", "minimax_m2")
 # ... and whole on every rank: transformers' OLMo 2 / 3 and FlexOLMo on vLLM's Transformers
 # backend, which splits the projections, not the norms (modeling_olmo3.py:161-162)
-WHOLE_QK_NORM_TYPES = ("olmo2", "olmo3", "flex_olmo")
+WHOLE_QK_NORM_TYPES = ("olmo2", "olmo3", "flex_olmo", "olmoe")   # (olmoe.py's are whole too)
 # vLLM's ParallelLMHead and VocabParallelEmbedding pad the vocabulary to a multiple of 64
 # (vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE), then split the rows by TP
 VOCAB_PAD = 64
@@ -121,6 +123,8 @@ def vocab_rows(g: ModelGeometry, tp: int) -> int:
 
 def final_norm(g: ModelGeometry) -> int:
     """The final norm's parameters (a LayerNorm's bias too: `LAYER_NORM_BIAS_TYPES`)."""
+    if g.model_type in NO_NORM_WEIGHT_TYPES:
+        return 0
     return g.hidden_size * (2 if g.model_type in LAYER_NORM_BIAS_TYPES else 1)
 
 
