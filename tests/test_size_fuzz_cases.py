@@ -155,6 +155,8 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0070", "PhiMoEForCausalLM", 147_512_640, 147_470_336),
     ("s0-0067", "OlmoeForCausalLM", 1_425_819_648, 1_425_817_600),  # (whole q/k norms, unbiased)
     ("s0-0589", "OlmoForCausalLM", 80_887_808, 80_890_880),     # (norms without weights)
+    # (attention_bias true, qkv_bias absent: the QKV unbiased)
+    ("s0-0244", "Qwen3_5MoeForCausalLM", 2_503_513_344, 2_503_525_632),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:

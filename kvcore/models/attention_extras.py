@@ -3,12 +3,18 @@ q/k norms (read by `kvcore.models.hf_config` into the geometry; counted by the w
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 # Model types whose QKV projection always has a bias (qwen2.py, qwen2_moe.py)
 QKV_BIAS_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl",  # (the VL: Qwen2ForCausalLM)
                   # (their text_config's model_type in transformers 5: tests/data/size_fuzz)
                   "qwen2_vl_text", "qwen2_5_vl_text",
                   "dots_ocr",     # (dots.ocr's Qwen2ForCausalLM)
                   "phimoe")       # (phimoe.py: qkv and o biased whatever attention_bias says)
+# Model types whose QKV bias is another key's, not ``attention_bias``: Qwen3-Next's and Qwen3.5's
+# ``qkv_bias`` (qwen3_next.py's attention; its o_proj never biased). Found by tests/data/size_fuzz
+BIAS_KEYS = {"qwen3_next": "qkv_bias", "qwen3_5_text": "qkv_bias", "qwen3_5_moe_text": "qkv_bias"}
 # Model types whose attention always has a q_norm and a k_norm (qwen3.py, qwen3_moe.py,
 # gemma3.py build them unconditionally)
 QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "lfm2", "lfm2_moe",
@@ -36,3 +42,9 @@ def granite_sinks(model_type: str, c: dict, get) -> bool:
         return False
     has_types = c.get("layer_types") is not None or model_type in _LAYER_TYPES_FILLED
     return bool(get("attention_sinks", has_types))
+
+
+def attention_biased(model_type: str, get: Callable[..., Any]) -> bool:
+    """Whether the attention's projections carry biases (`get`: the config's keys)."""
+    return bool(get(BIAS_KEYS.get(model_type, "attention_bias"), False)) or (
+        model_type in QKV_BIAS_TYPES)

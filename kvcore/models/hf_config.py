@@ -53,7 +53,7 @@ from kvcore.models import (
     modelopt_rank,
     quant_unsized,
 )
-from kvcore.models.attention_extras import QK_NORM_TYPES, QKV_BIAS_TYPES, USE_QK_NORM_TYPES
+from kvcore.models.attention_extras import QK_NORM_TYPES, USE_QK_NORM_TYPES, attention_biased
 from kvcore.models.buffers import rope_caches, vision_buffers
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.classic_blocks import classic_block
@@ -255,7 +255,7 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         tie_word_embeddings=bool(get("tie_word_embeddings", False)), num_experts=num_experts,
         moe_intermediate_size=moe_inter if num_experts else 0, moe_layers=moe_layers,
         # (the census's qwen2-moe-sparse case counts Qwen2-MoE's)
-        attention_bias=bool(get("attention_bias", False)) or model_type in QKV_BIAS_TYPES,
+        attention_bias=attention_biased(model_type, get),
         mlp_bias=get("mlp_bias", False) is True,
         qk_norm=(model_type in GDN_TYPES or model_type in QK_NORM_TYPES
                  or model_type in USE_QK_NORM_TYPES and bool(get("use_qk_norm", False))),
