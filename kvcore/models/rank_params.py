@@ -36,16 +36,16 @@ O_BIAS_TYPES = frozenset({
     "flex_olmo", "jais2", "arcee", "phimoe"})
 # Model types whose attention is unbiased whatever ``attention_bias`` says (falcon_h1.py:261-268;
 # granitemoe.py's GraniteMoeAttention, Granite-MoE-Shared's and Granite-MoE-SWA's too;
-# nemotron_h.py's; commandr.py's and cohere2_moe.py's)
+# nemotron_h.py's; commandr.py's and cohere2_moe.py's; transformers' Cwm's)
 UNBIASED_ATTENTION_TYPES = frozenset({"falcon_h1", "granitemoe", "granitemoeshared",
                                       "granitemoe_swa", "nemotron_h", "cohere", "cohere2",
-                                      "cohere2_moe", "olmoe"})
+                                      "cohere2_moe", "olmoe", "cwm"})
 # Model types whose gated dense MLP is biased where ``mlp_bias`` is (llama.py:305 and its kin,
 # granite.py (Granite SWA's too), exaone4.py, solar.py, transformers' SmolLM3): gate_up's bias
 # split over the ranks, down_proj's whole
 MLP_BIAS_TYPES = frozenset({"llama", "mistral", "ministral3", "ernie4_5", "granite", "smollm3",
                             "exaone4", "solar", "granite_swa", "nemotron", "jais2", "arcee",
-                            "apertus"})
+                            "apertus", "cwm"})
 # Model types whose dense MLP is up and down only, no gate (nemotron.py's NemotronMLP,
 # transformers' Jais2MLP and ArceeMLP on the Transformers backend: squared ReLU; apertus.py's,
 # its XIELU activation two learned scalars, alpha_p and alpha_n); and whose norms are
