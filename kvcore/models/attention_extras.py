@@ -23,7 +23,7 @@ QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "lfm2", "lfm2_mo
                  # (minimax_m2.py's; transformers' HunYuan, OLMo 2 / 3, FlexOLMo on the
                  # Transformers backend: tests/data/size_fuzz)
                  "minimax_m2", "hunyuan_v1_dense", "hunyuan_v1_moe", "olmo2", "olmo3",
-                 "flex_olmo", "kolibri1", "apertus", "olmoe")
+                 "flex_olmo", "kolibri1", "apertus", "olmoe", "mellum")
 # q/k norms where ``use_qk_norm``: GLM-4.5's (and GLM-4.5V's text model's), Command R+'s
 USE_QK_NORM_TYPES = ("glm4_moe", "glm4v_moe_text", "cohere")
 
