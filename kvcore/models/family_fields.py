@@ -12,9 +12,10 @@ Step3's MFA query, MoE layers, shared expert and RoPE positions (`kvcore.models.
 Step-3.5's MoE layers, shared expert, query heads a layer and output gate
 (`kvcore.models.step3p5`), MiMo-V2's heads, K and V widths and sinks a layer
 (`kvcore.models.mimo_v2`), AFMoE's gated attention, norms and dense layers
-(`kvcore.models.afmoe`), Granite's attention sinks (`kvcore.models.attention_extras`), Laguna's
-heads a layer, MoE layers and gate (`kvcore.models.laguna`). A quantised checkpoint of a family
-kvcli does not size is refused by name or left unsized (`weights_unmodelled`) here."""
+(`kvcore.models.afmoe`), Granite's attention sinks (`kvcore.models.attention_extras`),
+HyperCLOVAX's post norms, Laguna's heads a layer, MoE layers and gate (`kvcore.models.laguna`).
+A quantised checkpoint of a family kvcli does not size is refused by name or left unsized
+(`weights_unmodelled`) here."""
 
 from __future__ import annotations
 
@@ -58,6 +59,8 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     if t in MIMO_V2_TYPES:   # (a quantised checkpoint's weights but fp8 blocks not counted)
         return replace(g, **mimo_fields(c, get, get_dim, n_layers, source),
                        weights_unmodelled=mimo_unmodelled(g))
+    if t == "hyperclovax":  # (hyperclovax.py's post_norm1 / post_norm2 with use_post_norm)
+        return replace(g, sandwich_norms=bool(get("use_post_norm", False)))
     if t in GRANITE_SINK_TYPES:
         return replace(g, attention_sinks=granite_sinks(t, c, get))
     if t == LAGUNA:
