@@ -163,6 +163,8 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0172", "MellumForCausalLM", 119_758_592, 119_750_912),
     # (mlp_bias, and use_post_norm's two more norms a layer)
     ("s0-0045", "HyperCLOVAXForCausalLM", 37_544_192, 37_506_560),
+    # (mlp_bias: transformers' SeedOssMLP, gate_up's split, down's whole)
+    ("s0-0414", "SeedOssForCausalLM", 5_998_501_888, 5_998_026_752),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ UNBIASED_ATTENTION_TYPES = frozenset({"falcon_h1", "granitemoe", "granitemoeshar
 # split over the ranks, down_proj's whole
 MLP_BIAS_TYPES = frozenset({"llama", "mistral", "ministral3", "ernie4_5", "granite", "smollm3",
                             "exaone4", "solar", "granite_swa", "nemotron", "jais2", "arcee",
-                            "apertus", "cwm", "hyperclovax"})
+                            "apertus", "cwm", "hyperclovax", "seed_oss"})
 # Model types whose dense MLP is up and down only, no gate (nemotron.py's NemotronMLP,
 # transformers' Jais2MLP and ArceeMLP on the Transformers backend: squared ReLU; apertus.py's,
 # its XIELU activation two learned scalars, alpha_p and alpha_n); and whose norms are
