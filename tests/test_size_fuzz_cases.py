@@ -165,6 +165,8 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0045", "HyperCLOVAXForCausalLM", 37_544_192, 37_506_560),
     # (mlp_bias: transformers' SeedOssMLP, gate_up's split, down's whole)
     ("s0-0414", "SeedOssForCausalLM", 5_998_501_888, 5_998_026_752),
+    # (q/k norms, the float32 e_score_correction_bias of every MoE layer)
+    ("s0-0019", "ExaoneMoEForCausalLM", 4_815_379_200, 4_815_376_384),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:

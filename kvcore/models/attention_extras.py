@@ -20,6 +20,7 @@ BIAS_KEYS = {"qwen3_next": "qkv_bias", "qwen3_5_text": "qkv_bias", "qwen3_5_moe_
 QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text", "lfm2", "lfm2_moe",
                  "qwen3_vl_text", "qwen3_vl_moe_text",     # (Qwen3-VL's: Qwen3's layers)
                  "exaone4",     # (exaone4.py's, under EXAONE 4.5 too)
+                 "exaone_moe",  # (exaone_moe.py's)
                  # (minimax_m2.py's; transformers' HunYuan, OLMo 2 / 3, FlexOLMo on the
                  # Transformers backend: tests/data/size_fuzz)
                  "minimax_m2", "hunyuan_v1_dense", "hunyuan_v1_moe", "olmo2", "olmo3",

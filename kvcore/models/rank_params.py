@@ -78,6 +78,9 @@ FP32_ROUTERS = ("glm4_moe", "glm4_moe_lite", "glm4v_moe_text", "ernie4_5_moe", "
                 "minimax_m2", "afmoe")
 # (of those, MiniMax-M2's score bias is there only where use_routing_bias: minimax_m2.py:85)
 BIAS_WHERE_ASKED = ("minimax_m2",)
+# Model types whose router keeps a float32 e_score_correction_bias whatever the config says,
+# the router itself in the model dtype (exaone_moe.py:95)
+SCORE_BIAS_TYPES = ("exaone_moe",)
 # Model types whose q/k norms span all of a rank's query and KV heads, one weight a channel
 # (Command R+'s LayerNorms; MiniMax-M2's MiniMaxText01RMSNormTP, minimax_m2.py:215-231)
 WIDE_QK_NORM_TYPES = ("cohere", "minimax_m2")
@@ -249,7 +252,7 @@ def moe(g: ModelGeometry, tp: int, shared: int, led: Ledger) -> None:
     else:
         led.model += router
     if g.model_type in FP32_ROUTERS and g.model_type not in BIAS_WHERE_ASKED \
-            or g.router_score_bias:
+            or g.router_score_bias or g.model_type in SCORE_BIAS_TYPES:
         led.fp32 += e   # e_score_correction_bias
     inter = g.moe_intermediate_size // tp
     if g.quantization == "mxfp4":
