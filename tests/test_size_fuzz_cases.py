@@ -167,6 +167,8 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0414", "SeedOssForCausalLM", 5_998_501_888, 5_998_026_752),
     # (q/k norms, the float32 e_score_correction_bias of every MoE layer)
     ("s0-0019", "ExaoneMoEForCausalLM", 4_815_379_200, 4_815_376_384),
+    # (o_proj's bias where attention_bias, whole on both ranks)
+    ("s0-0396", "VaultGemmaForCausalLM", 218_831_616, 218_830_080),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:
