@@ -169,6 +169,10 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0019", "ExaoneMoEForCausalLM", 4_815_379_200, 4_815_376_384),
     # (o_proj's bias where attention_bias, whole on both ranks)
     ("s0-0396", "VaultGemmaForCausalLM", 218_831_616, 218_830_080),
+    # (gemma.py's attention never biased: PaliGemma's text model, attention_bias drawn true)
+    ("s0-0592", "PaliGemmaForConditionalGeneration", 289_350_464, 289_355_584),
+    # (llama4.py's decoder layer builds its attention unbiased)
+    ("s0-0123", "Llama4ForConditionalGeneration", 367_297_792, 367_300_608),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:
