@@ -37,10 +37,11 @@ O_BIAS_TYPES = frozenset({
 # Model types whose attention is unbiased whatever ``attention_bias`` says (falcon_h1.py:261-268;
 # granitemoe.py's GraniteMoeAttention, Granite-MoE-Shared's and Granite-MoE-SWA's too;
 # nemotron_h.py's; commandr.py's and cohere2_moe.py's; transformers' Cwm's; gemma.py's, PaliGemma's
-# text model; llama4.py's decoder layer passes bias=False, bias_o_proj=False)
+# text model; llama4.py's decoder layer passes bias=False, bias_o_proj=False; hy_v3.py's)
 UNBIASED_ATTENTION_TYPES = frozenset({"falcon_h1", "granitemoe", "granitemoeshared",
                                       "granitemoe_swa", "nemotron_h", "cohere", "cohere2",
-                                      "cohere2_moe", "olmoe", "cwm", "gemma", "llama4_text"})
+                                      "cohere2_moe", "olmoe", "cwm", "gemma", "llama4_text",
+                                      "hy_v3"})
 # Model types whose gated dense MLP is biased where ``mlp_bias`` is (llama.py:305 and its kin,
 # granite.py (Granite SWA's too), exaone4.py, solar.py, transformers' SmolLM3): gate_up's bias
 # split over the ranks, down_proj's whole
@@ -74,9 +75,9 @@ def dense_mlp(g: ModelGeometry, tp: int, led: Ledger) -> None:
 # params_dtype float32 (glm4_moe.py:141-150); GLM-4.5-Air's 45 routers are 94,394,880 B
 # (GLM-4.7-Flash's Glm4MoeLite and GLM-4.5V's text model, built as Glm4MoeForCausalLM: Glm4MoE's;
 # ERNIE-4.5's and ERNIE-4.5-VL's text experts': ernie45_moe.py, ernie45_vl_moe.py; AFMoE's
-# router and expert_bias: afmoe.py:86-95)
+# router and expert_bias: afmoe.py:86-95; HY-V3's: hy_v3.py:157-177)
 FP32_ROUTERS = ("glm4_moe", "glm4_moe_lite", "glm4v_moe_text", "ernie4_5_moe", "ernie4_5_moe_vl",
-                "minimax_m2", "afmoe")
+                "minimax_m2", "afmoe", "hy_v3")
 # (of those, MiniMax-M2's score bias is there only where use_routing_bias: minimax_m2.py:85)
 BIAS_WHERE_ASKED = ("minimax_m2",)
 # Model types whose router keeps a float32 e_score_correction_bias whatever the config says,
