@@ -175,6 +175,8 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0123", "Llama4ForConditionalGeneration", 367_297_792, 367_300_608),
     # (float32 router and expert_bias; attention unbiased whatever attention_bias says)
     ("s0-0504", "HYV3ForCausalLM", 3_364_102_192, 3_364_085_760),
+    # (5 Mamba layers, no hybrid one: no shared block, no adapter is built)
+    ("s0-0081", "Zamba2ForCausalLM", 564_165_440, 835_368_768),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:

@@ -27,15 +27,20 @@ def zamba2_ledger(g: ModelGeometry, tp: int) -> Ledger:
     assert z is not None and m is not None
     h, a, inter, rank = g.hidden_size, z.attention_hidden, g.intermediate_size, z.adapter_rank
     led = Ledger()
-    led.model += rp.vocab_rows(g, tp) * h + h + z.mem_blocks * 3 * h      # (and the norms)
+    # (the shared blocks a hybrid layer uses: zamba2.py cycles through them as it builds the
+    # hybrid layers, and a block no layer takes is no submodule: none without a hybrid layer)
+    blocks = min(z.mem_blocks, g.count("parallel"))
+    led.model += rp.vocab_rows(g, tp) * h + h + blocks * 3 * h      # (and the norms)
     # q, k, v (a x 3a, split by heads) and o_proj; gate_up and down
-    led.layer += z.mem_blocks * (a * 3 * a // tp + a // tp * h + 3 * h * inter // tp)
+    led.layer += blocks * (a * 3 * a // tp + a // tp * h + 3 * h * inter // tp)
     if z.linear_bias:
-        led.model += z.mem_blocks * (2 * inter // tp + h)   # (down_proj's bias whole)
+        led.model += blocks * (2 * inter // tp + h)   # (down_proj's bias whole)
     # a use's LoRAs: A (rank split, gathered) and B (the output split)
     mlp_lora = rank // tp * h + 2 * inter // tp * rank
     qkv_lora = 3 * (rank // tp * a + a // tp * rank) if z.attention_adapters else 0
-    led.layer += z.uses * (mlp_lora + qkv_lora)
+    # (block b holds the adapters of the uses i with i % mem_blocks == b: the attached blocks')
+    adapters = sum(1 for i in range(z.uses) if i % z.mem_blocks < blocks)
+    led.layer += adapters * (mlp_lora + qkv_lora)
     led.layer += g.count("parallel") * h * h
     for _ in range(g.num_layers):
         led.model += h
