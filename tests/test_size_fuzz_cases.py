@@ -177,6 +177,10 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0504", "HYV3ForCausalLM", 3_364_102_192, 3_364_085_760),
     # (5 Mamba layers, no hybrid one: no shared block, no adapter is built)
     ("s0-0081", "Zamba2ForCausalLM", 564_165_440, 835_368_768),
+    # (attention_bias: Llama's o_proj bias, whole on both ranks)
+    ("s0-0083", "AriaForConditionalGeneration", 2_879_995_648, 2_879_962_880),
+    # (mlp_bias: the shared experts' LlamaMLP biases)
+    ("s0-0709", "AriaForConditionalGeneration", 1_914_699_520, 1_914_617_600),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:

@@ -23,8 +23,8 @@ from kvcore.models.qwen3_5 import GDN_TYPES
 SHARED_GATE_TYPES = (*GDN_TYPES, "qwen2_moe")
 # Model types whose o_proj (row-parallel: its bias whole on every rank) is biased where
 # ``attention_bias`` is: llama.py's bias_o_proj (Mistral's, Phi-3's, ERNIE-4.5's, InternLM3's
-# classes are its), gemma2/3/3n/4.py, granite.py, granitemoehybrid.py, exaone4.py,
-# exaone_moe.py, hyperclovax.py, nemotron.py, apertus.py, laguna.py, and
+# classes are its; Aria's text layers too), gemma2/3/3n/4.py, granite.py, granitemoehybrid.py,
+# exaone4.py, exaone_moe.py, hyperclovax.py, nemotron.py, apertus.py, laguna.py, and
 # transformers' SmolLM3, HunYuan, OLMo 2 / 3, FlexOLMo, Jais2, Arcee, Mellum, VaultGemma
 # (Transformers backend); Qwen2's QKV bias leaves o_proj unbiased. gpt-oss's o_proj is always
 # biased. Found by tests/data/size_fuzz (attention_bias drawn true)
@@ -33,7 +33,7 @@ O_BIAS_TYPES = frozenset({
     "gemma3n", "gemma3n_text", "gemma4", "gemma4_text", "granite", "granite_swa",
     "granitemoehybrid", "exaone4", "exaone_moe", "hyperclovax", "nemotron", "apertus", "laguna",
     "smollm3", "gpt_oss", "hunyuan_v1_dense", "hunyuan_v1_moe", "olmo2", "olmo3",
-    "flex_olmo", "jais2", "arcee", "phimoe", "mellum", "vaultgemma"})
+    "flex_olmo", "jais2", "arcee", "phimoe", "mellum", "vaultgemma", "aria_text"})
 # Model types whose attention is unbiased whatever ``attention_bias`` says (falcon_h1.py:261-268;
 # granitemoe.py's GraniteMoeAttention, Granite-MoE-Shared's and Granite-MoE-SWA's too;
 # nemotron_h.py's; commandr.py's and cohere2_moe.py's; transformers' Cwm's; gemma.py's, PaliGemma's
@@ -244,6 +244,9 @@ def nemotron_mlp(g: ModelGeometry, tp: int, moe: bool, shared: int, led: Ledger)
 def moe(g: ModelGeometry, tp: int, shared: int, led: Ledger) -> None:
     h, e = g.hidden_size, g.num_experts
     led.layer += 3 * h * shared // tp
+    if shared and g.mlp_bias and g.model_type == "aria_text":
+        # (Aria's shared experts, a LlamaMLP reading mlp_bias: gate_up's split, down's whole)
+        led.model += 2 * shared // tp + h
     if g.model_type in SHARED_GATE_TYPES:
         # Qwen3-Next's (Qwen3.5's, Qwen2-MoE's) shared_expert_gate, hidden x 1: built whatever
         # the shared expert's width, none included (qwen2_moe.py:148-154, qwen3_next.py:197-203)
