@@ -28,16 +28,16 @@ def test_the_default_max_model_len_is_vllms_scaled_one(tmp_path) -> None:
         d = ok("--model-config", str(p), "--num-blocks", "100000")
         assert (d["max_model_len"], d["max_model_len_fits"]) == (want, want), rope
         assert d["max_concurrency"] == 100000 / (want // 16)
+    # (a factor a frequency: head_dim 64 / 2, or vLLM cannot build it)
+    longrope = {"type": "longrope", "short_factor": [1.0] * 32, "long_factor": [2.0] * 32}
     phi3 = {**cfg, "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
-            # (a factor a frequency: head_dim 64 / 2, or vLLM cannot build it)
-            "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 32,
-                             "long_factor": [2.0] * 32}}
+            "rope_scaling": longrope}
     p.write_text(json.dumps(phi3))
     d = ok("--model-config", str(p), "--num-blocks", "100000")
     # it runs at 4,096, but 131,072 is accepted and fits (max_model_len_fits said 4,096)
     assert (d["max_model_len"], d["max_model_len_fits"]) == (4096, 131072)
     # vLLM reads the legacy "su" as LongRoPE (it ran at 131,072)
-    p.write_text(json.dumps({**phi3, "rope_scaling": {**phi3["rope_scaling"], "type": "su"}}))
+    p.write_text(json.dumps({**phi3, "rope_scaling": {**longrope, "type": "su"}}))
     assert ok("--model-config", str(p), "--num-blocks", "100000")["max_model_len"] == 4096
     # a longer one is still accepted up to max_position_embeddings, without a note
     r = run("--model-config", str(p), "--num-blocks", "100000", "--max-model-len", "131072")

@@ -2,11 +2,11 @@
 builds its weights, which the common keys do not say: attention unbiased whatever
 ``attention_bias`` says, with a sigmoid output gate (``gate_proj``, as wide as the queries,
 beside the QKV projection: `ModelGeometry.attention_output_gate`) and q/k norms; four norms a
-layer (before and after attention and the feed-forward); a dense MLP in the first ``num_dense_layers`` layers (1, transformers'
-AfmoeConfig default), experts after, their router and its ``expert_bias`` float32
-(`kvcore.models.rank_params.FP32_ROUTERS`), ``num_shared_experts`` (2 by default) of
-``moe_intermediate_size`` as one shared MLP. Found by tests/data/size_fuzz: kvcli had sized it
-as a plain MoE decoder."""
+layer (before and after attention and the feed-forward); a dense MLP in the first
+``num_dense_layers`` layers (1, transformers' AfmoeConfig default), experts after, their
+router and its ``expert_bias`` float32 (`kvcore.models.rank_params.FP32_ROUTERS`),
+``num_shared_experts`` (2 by default) of ``moe_intermediate_size`` as one shared MLP. Found by
+tests/data/size_fuzz: kvcli had sized it as a plain MoE decoder."""
 
 from __future__ import annotations
 

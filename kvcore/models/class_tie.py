@@ -18,10 +18,10 @@ NEVER_TIED = frozenset({
     "AfmoeForCausalLM", "AliceAIForCausalLM", "AXK1ForCausalLM", "BailingMoeV2_5ForCausalLM",
     "BailingMoeV3ForCausalLM", "DeepseekForCausalLM", "DeepseekV2ForCausalLM",
     "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DoryForCausalLM", "Glm4MoeForCausalLM",
-    "Glm4MoeLiteForCausalLM", "GlmMoeDsaForCausalLM", "GptOssForCausalLM", "JambaForCausalLM", "LongcatFlashForCausalLM",
-    "LongcatFlashNgramForCausalLM", "MiniMaxM2ForCausalLM", "MistralLarge3ForCausalLM",
-    "MuseGlimmerForCausalLM", "NemotronHForCausalLM", "NemotronHPuzzleForCausalLM",
-    "OlmoeForCausalLM", "PhiMoEForCausalLM", "Qwen3NextForCausalLM"})
+    "Glm4MoeLiteForCausalLM", "GlmMoeDsaForCausalLM", "GptOssForCausalLM", "JambaForCausalLM",
+    "LongcatFlashForCausalLM", "LongcatFlashNgramForCausalLM", "MiniMaxM2ForCausalLM",
+    "MistralLarge3ForCausalLM", "MuseGlimmerForCausalLM", "NemotronHForCausalLM",
+    "NemotronHPuzzleForCausalLM", "OlmoeForCausalLM", "PhiMoEForCausalLM", "Qwen3NextForCausalLM"})
 # always tied: lm_head.tie_weights unconditionally (lfm2.py:599, zamba2.py:934) or logits read
 # from the embedding, no lm_head (gemma2.py's Gemma2ForCausalLM, gemma3n.py's)
 ALWAYS_TIED = frozenset({"Gemma2ForCausalLM", "Gemma3nForCausalLM", "Lfm2ForCausalLM",

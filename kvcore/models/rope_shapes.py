@@ -14,7 +14,6 @@ from typing import Any
 
 from kvcore.errors import InputError
 
-
 OWN_SECTION = ("IsaacForConditionalGeneration",)
 
 
