@@ -181,6 +181,8 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0083", "AriaForConditionalGeneration", 2_879_995_648, 2_879_962_880),
     # (mlp_bias: the shared experts' LlamaMLP biases)
     ("s0-0709", "AriaForConditionalGeneration", 1_914_699_520, 1_914_617_600),
+    # (padded_vocab_size's rows, vocab_size drawn apart from it)
+    ("s0-0555", "ChatGLMModel", 109_709_824, 44_567_040),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:

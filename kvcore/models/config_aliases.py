@@ -213,7 +213,9 @@ def _derived(out: dict[str, Any], model_type: str, source: str) -> dict[str, Any
         out["partial_rotary_factor"] = 0.5      # (chatglm.py's rotary: half the head)
         for ours, theirs in (("max_position_embeddings", "seq_length"),
                              ("vocab_size", "padded_vocab_size")):
-            if out.get(ours) is None:
+            # (chatglm.py's embedding and head are padded_vocab_size rows whatever vocab_size
+            # says: it wins where given)
+            if out.get(ours) is None or ours == "vocab_size" and out.get(theirs) is not None:
                 out[ours] = _size(out[theirs], theirs, source) if out.get(
                     theirs) is not None else None
     return out
