@@ -183,6 +183,8 @@ def test_a_moe_class_with_no_moe_layer_is_refused_in_vllms_words(case_id: str, a
     ("s0-0709", "AriaForConditionalGeneration", 1_914_699_520, 1_914_617_600),
     # (padded_vocab_size's rows, vocab_size drawn apart from it)
     ("s0-0555", "ChatGLMModel", 109_709_824, 44_567_040),
+    # (its LlamaModel's o_proj bias where attention_bias)
+    ("s0-0289", "Phi4MMForCausalLM", 1_555_562_832, 1_555_544_400),
 ])
 def test_family_weights_as_vllm_builds_them(case_id: str, arch: str, vllm_bytes: int,
                                             kvcli_before: int, tmp_path: Path) -> None:

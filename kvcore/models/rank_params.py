@@ -23,17 +23,17 @@ from kvcore.models.qwen3_5 import GDN_TYPES
 SHARED_GATE_TYPES = (*GDN_TYPES, "qwen2_moe")
 # Model types whose o_proj (row-parallel: its bias whole on every rank) is biased where
 # ``attention_bias`` is: llama.py's bias_o_proj (Mistral's, Phi-3's, ERNIE-4.5's, InternLM3's
-# classes are its; Aria's text layers too), gemma2/3/3n/4.py, granite.py, granitemoehybrid.py,
-# exaone4.py, exaone_moe.py, hyperclovax.py, nemotron.py, apertus.py, laguna.py, and
-# transformers' SmolLM3, HunYuan, OLMo 2 / 3, FlexOLMo, Jais2, Arcee, Mellum, VaultGemma
-# (Transformers backend); Qwen2's QKV bias leaves o_proj unbiased. gpt-oss's o_proj is always
-# biased. Found by tests/data/size_fuzz (attention_bias drawn true)
+# classes are its; Aria's and Phi-4-MM's text layers too), gemma2/3/3n/4.py, granite.py,
+# granitemoehybrid.py, exaone4.py, exaone_moe.py, hyperclovax.py, nemotron.py, apertus.py,
+# laguna.py, and transformers' SmolLM3, HunYuan, OLMo 2 / 3, FlexOLMo, Jais2, Arcee, Mellum,
+# VaultGemma (Transformers backend); Qwen2's QKV bias leaves o_proj unbiased. gpt-oss's o_proj
+# is always biased. Found by tests/data/size_fuzz (attention_bias drawn true)
 O_BIAS_TYPES = frozenset({
     "llama", "mistral", "ministral3", "phi3", "ernie4_5", "gemma2", "gemma3", "gemma3_text",
     "gemma3n", "gemma3n_text", "gemma4", "gemma4_text", "granite", "granite_swa",
     "granitemoehybrid", "exaone4", "exaone_moe", "hyperclovax", "nemotron", "apertus", "laguna",
     "smollm3", "gpt_oss", "hunyuan_v1_dense", "hunyuan_v1_moe", "olmo2", "olmo3",
-    "flex_olmo", "jais2", "arcee", "phimoe", "mellum", "vaultgemma", "aria_text"})
+    "flex_olmo", "jais2", "arcee", "phimoe", "mellum", "vaultgemma", "aria_text", "phi4mm"})
 # Model types whose attention is unbiased whatever ``attention_bias`` says (falcon_h1.py:261-268;
 # granitemoe.py's GraniteMoeAttention, Granite-MoE-Shared's and Granite-MoE-SWA's too;
 # nemotron_h.py's; commandr.py's and cohere2_moe.py's; transformers' Cwm's; gemma.py's, PaliGemma's
