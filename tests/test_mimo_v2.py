@@ -112,7 +112,10 @@ def test_flash_numbers() -> None:
         (29127, 802297), (87381, 2406893)]
 
 
-RANKS = [(n, tp) for n in sorted(CASES) for tp in CASES[n]["tp"]]
+RANKS = [(n, tp) for n in sorted(CASES) for tp in CASES[n]["tp"]
+         if "refused" not in CASES[n]["tp"][tp][0]]
+REFUSED = [(n, tp) for n in sorted(CASES) for tp in CASES[n]["tp"]
+           if "refused" in CASES[n]["tp"][tp][0]]
 
 
 @pytest.mark.parametrize(("name", "tp"), RANKS)
@@ -127,6 +130,22 @@ def test_weights_and_buffers_per_rank_are_vllms(name: str, tp: str) -> None:
     rec = ranks[0]
     assert estimate_weights_bytes(g, int(tp)) == sum(rec["param_bytes_by_dtype"].values())
     assert estimate_buffer_bytes(g, int(tp)) == sum(rec["buffer_bytes_by_dtype"].values())
+
+
+def test_sliding_heads_tp_does_not_split_are_refused_as_vllm() -> None:
+    """The sliding layers' own heads (12 query, 6 KV; the full layers' 8 and 2 split at any TP
+    here): vLLM's QKVParallelLinear asserts "6 is not divisible by 4" at TP 4, "12 is not
+    divisible by 8" at TP 8, which kvcli sized (its check read only the top-level counts)."""
+    assert REFUSED == [("tiny-mimo-v2-swa-heads", "4"), ("tiny-mimo-v2-swa-heads", "8")]
+    for name, tp in REFUSED:
+        r = _config(name, "--tensor-parallel-size", tp, "--gpu-memory-gib", "1")
+        why = CASES[name]["tp"][tp][0]["refused"].removeprefix("AssertionError: ")
+        assert r.exit_code == 2, r.output
+        kind = "KV" if tp == "4" else "attention"
+        assert r.output.strip().splitlines()[-1] == (
+            f"error: option --tensor-parallel-size: mimo_v2_flash's layer 1 has {why.split()[0]}"
+            f" {kind} heads (swa_num_{'key_value' if tp == '4' else 'attention'}_heads), which "
+            f"do not split over the ranks, and vLLM refuses to build it: '{why}'; got {tp}")
 
 
 def test_flash_parameters() -> None:

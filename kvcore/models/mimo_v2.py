@@ -97,6 +97,25 @@ def mimo_fields(c: dict[str, Any], get, get_dim, n: int, source: str) -> dict[st
             and get("quantization_config").get("weight_block_size") else 0}
 
 
+def refuse_mimo_tp(g: ModelGeometry, tp: int) -> None:
+    """vLLM's refusal of a layer whose own heads ``tp`` does not split: the sliding layers'
+    swa_* counts are not the config's top-level ones ModelConfig checks. Layer by layer, each
+    QKVParallelLinear divides the query heads, then the KV heads (or the ranks by them, where
+    fewer: each replicated), and asserts "N is not divisible by M" (tests/data/mimo_v2/,
+    tiny-mimo-v2-swa-heads)."""
+    for i, (heads, (kv, _)) in enumerate(zip(g.layer_heads, g.layer_dims, strict=True)):
+        swa = "swa_" if g.layer_kinds[i] == "sliding" else ""
+        for what, n, d in ((f"{heads} attention heads ({swa}num_attention_heads)", heads, tp),
+                           (f"{kv} KV heads ({swa}num_key_value_heads)",
+                            *((tp, kv) if tp >= kv else (kv, tp)))):
+            if n % d:
+                raise InputError(f"{g.name}'s layer {i} has {what}, which do not split over "
+                                 f"the ranks, and vLLM refuses to build it: '{n} is not "
+                                 f"divisible by {d}'; got {tp}", field="tensor_parallel_size")
+        if g.moe_layers[i] and tp > g.num_experts:
+            return      # (its MoE block refuses next: tp_refusals' words)
+
+
 def unmodelled(g: ModelGeometry) -> str:
     """Why the weights of a quantised checkpoint are not counted ("": they are): fp8 in
     blocks with nothing left unquantised is (tests/data/mimo_v2/, the *-fp8 configs)."""

@@ -11,6 +11,7 @@ from kvcore.errors import InputError
 from kvcore.models.fp8_shapes import refusal as fp8_refusal
 from kvcore.models.fp8_vision import refusal as fp8_vision_refusal
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.mimo_v2 import MIMO_V2_TYPES, refuse_mimo_tp
 from kvcore.models.moe_required import refuse_expert_split
 from kvcore.models.nemotron_nas import refuse_nas_tp
 from kvcore.models.quantization import check_build
@@ -43,6 +44,8 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
                          "rank's shard of it must be whole), which must be divisible by it, as "
                          f"vLLM requires; got {tp}", field="tensor_parallel_size",
                          remedy=("mm_encoder_tp_mode", "data holds it whole on every rank"))
+    if g.model_type in MIMO_V2_TYPES:
+        refuse_mimo_tp(g, tp)   # (its sliding layers' own heads, built before the MoE block)
     if g.model_type in EXPERTS_PER_RANK_TYPES and any(g.moe_layers) and tp > g.num_experts:
         # (their sparse MoE blocks raise it as they are built: qwen2_moe.py, qwen3_moe.py,
         # qwen3_next.py, whose block Qwen3.5's MoE layers reuse; mimo_v2.py)

@@ -39,7 +39,9 @@ CASES = {"tiny-mimo-v2": (8192, [256 << 20, 1 << 30]),
          "tiny-mimo-v2-pro": (8192, [256 << 20]),
          # (fp8 in 128 x 128 blocks: the weights only; pro-fp8's fused_qkv layout)
          "mimo-v2-flash-fp8": (262144, []), "tiny-mimo-v2-fp8": (8192, []),
-         "tiny-mimo-v2-pro-fp8": (8192, [])}
+         "tiny-mimo-v2-pro-fp8": (8192, []),
+         # (12 sliding query heads, 6 KV heads: TP 4 and 8 split neither)
+         "tiny-mimo-v2-swa-heads": (8192, [])}
 # config -> {TP: [available bytes per rank, ...]}: planned with rank 0's specs at that TP
 # (Flash at TP 8: 1,568,244,982 is 80 GiB x 0.92 less its rank's weights and buffers)
 # (fp8 at TP 8: 39,999,652,726 the same way, its fp8 weights)
