@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.models.mamba_only import NO_LIMIT
+from kvcore.sizing.buffers_term import buffers_text
 
 
 def _short_layers(names: list[str]) -> str:
@@ -41,7 +42,7 @@ def sizing_view(result: Any, *, gpu_memory_gib: float | None, gpu_memory_utiliza
         text.append(
             f"available KV memory = {m['gpu_memory_gib']:g} GiB x 2^30 x "
             f"{m['gpu_memory_utilization']:g} - weights {m['weights_gib']:.2f} GiB"
-            + (f" (estimated) - buffers {m['buffers_bytes'] / 2**20:.2f} MiB (estimated: RoPE "
+            + (f" (estimated) - buffers {buffers_text(m['buffers_bytes'])} (estimated: RoPE "
                "caches, attention scales" + (", per-layer-embedding scratch" if result.geometry
                                              .ple_scratch_width else "") + ")"
                if m["weights_estimated"] else " (buffers in it)")

@@ -127,7 +127,7 @@ def test_on_80_gib() -> None:
     r = _config("kimi-linear-48b-a3b", "--gpu-memory-gib", "80")
     assert (r.exit_code, r.output) == (2, (
         "error: option --gpu-memory-gib: no memory left for the KV cache: 80 GiB x 0.92 = "
-        "73.60 GiB, weights 91.50 GiB (estimated), buffers 0.00 MiB; short by 17.90 GiB\n"))
+        "73.60 GiB, weights 91.50 GiB (estimated), buffers 140 B; short by 17.90 GiB\n"))
     d = _json(_config("kimi-linear-48b-a3b", "--gpu-memory-gib", "80", "--json",
                       "--tensor-parallel-size", "4").output)
     rank = CASES["kimi-linear-48b-a3b"]["tp"]["4"][0]
@@ -139,6 +139,11 @@ def test_on_80_gib() -> None:
     assert plan["available"] == available
     assert (d["num_blocks"], d["kv_cache_tokens"]) == (
         plan["num_blocks"], plan["kv_cache_tokens"]) == (13_178, 6_727_426)
+    # (its 140 B of buffers read as bytes, not "0.00 MiB")
+    text = _config("kimi-linear-48b-a3b", "--gpu-memory-gib", "80", "--tensor-parallel-size",
+                   "4").output
+    assert f"- buffers 140 B (estimated: RoPE caches, attention scales) = {available:,} bytes" \
+        in text
 
 
 def test_tp_that_does_not_divide_the_heads_is_refused_as_vllm_does() -> None:

@@ -60,3 +60,9 @@ def buffer_bytes(g: ModelGeometry, tp: int, draft: DraftModel | None, max_model_
     if draft is not None and last:
         n += draft_buffer_bytes(draft, g, max_model_len, layers, batched_tokens)
     return n
+
+
+def buffers_text(n: int) -> str:
+    """Buffers in a message: MiB from 1 MiB up, bytes below (Kimi Linear's 140 B at TP 1 read
+    "0.00 MiB")."""
+    return f"{n / 2**20:.2f} MiB" if n >= 1 << 20 else f"{n:,} B"

@@ -27,7 +27,7 @@ from kvcore.models.sparse_mla import DS_MLA, stored_kv_dtype
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.models.worker_specs import DEFAULT_BLOCK_SIZE, layer_specs
 from kvcore.prefix_match import resolve_block_sizes
-from kvcore.sizing.buffers_term import buffer_bytes
+from kvcore.sizing.buffers_term import buffer_bytes, buffers_text
 from kvcore.sizing.config import (
     GiB,
     NotEnoughMemory,
@@ -193,7 +193,7 @@ def resolve_kv_cache_config(
                 f"no memory left for the KV cache: {gpu_memory_gib:g} GiB x "
                 f"{gpu_memory_utilization:g} = {budget / GiB:.2f} GiB, weights "
                 f"{weights / GiB:.2f} GiB{' (estimated)' if estimated else ''}"
-                + (f", buffers {buffers / 2**20:.2f} MiB" if buffers else "")
+                + (f", buffers {buffers_text(buffers)}" if buffers else "")
                 + (f" per worker (tensor parallel {tp})" if tp > 1 else "")
                 + (f" on pipeline stage {least.index}" if stages else "")
                 + (f", activations {activation_gib:g} GiB" if activation_gib else "")
