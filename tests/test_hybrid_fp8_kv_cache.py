@@ -40,15 +40,17 @@ def test_every_cache_spec_is_vllms(folder: str, name: str, tp: int) -> None:
                        source=f"{name}.json")
     specs = layer_specs(g, tp=tp, kv_cache_dtype="fp8")
     assert len(specs) == len(rec["specs"])
-    for r, s in zip(rec["specs"], specs.values(), strict=True):
-        got: tuple[Any, ...] = (type(s).__name__, s.page_size_bytes)
+    spec: Any
+    for r, spec in zip(rec["specs"], specs.values(), strict=True):
+        got: tuple[Any, ...] = (type(spec).__name__, spec.page_size_bytes)
         want: tuple[Any, ...] = (r["type"], r["page_size_bytes"])
         if r["type"] == "MambaSpec":
-            got += ([list(x) for x in s.shapes], list(s.dtypes))
+            got += ([list(x) for x in spec.shapes], list(spec.dtypes))
             want += (r["shapes"], r["dtypes"])
         else:
-            v = getattr(s, "head_size_v", None)
-            got += (s.num_kv_heads, s.head_size, s.dtype, s.head_size if v is None else v)
+            v = getattr(spec, "head_size_v", None)
+            got += (spec.num_kv_heads, spec.head_size, spec.dtype,
+                    spec.head_size if v is None else v)
             want += (r["num_kv_heads"], r["head_size"], "fp8",
                      r.get("head_size_v") or r["head_size"])
         assert got == want, r["name"]

@@ -78,8 +78,9 @@ def test_each_stages_cache_layers_and_the_groups_are_vllms(name: str, key: str) 
         (x["spec"], x["block_size"], x["page_size_bytes"], x["layers"])
         for x in plan["global_groups"]]
     for st, rec in zip(res.stages, CASES[name][key]["stages"], strict=True):
-        ours = {f"model.{n}.self_attn": [type(grp.kv_cache_spec).__name__, grp.kv_cache_spec.block_size,
-                               grp.kv_cache_spec.page_size_bytes]
+        ours = {f"model.{n}.self_attn": [type(grp.kv_cache_spec).__name__,
+                                         grp.kv_cache_spec.block_size,
+                                         grp.kv_cache_spec.page_size_bytes]
                 for grp in st.groups for n in grp.layer_names}
         assert ours == rec["specs"]
 
