@@ -14,11 +14,10 @@ import pytest
 
 from kvcore.models import read_hf_config
 from kvcore.models.geometry import ModelGeometry
-from kvcore.models.weights import estimate_weights_bytes
-from kvcore.sizing.buffers_term import buffer_bytes
-from kvcore.sizing.pipeline import plan_stages, stage_ranges
+from kvcore.sizing.pipeline import plan_stages
 from kvcore.sizing.resolve import resolve_kv_cache_config
 from kvcore.sizing.result import SizingResult
+from tests.pp_stage_rows import assert_stage_is_vllms
 
 DATA = Path(__file__).parent / "data" / "kimi_linear"
 CASES = json.loads((DATA / "pp_answers.json").read_text())["cases"]
@@ -45,16 +44,8 @@ def test_the_cases() -> None:
 @pytest.mark.parametrize(("name", "key", "stage"), STAGES)
 def test_each_stages_layers_weights_and_buffers_are_vllms(name: str, key: str,
                                                           stage: int) -> None:
-    rec = CASES[name][key]["stages"][stage]
-    g = _geometry(name)
-    tp, pp = int(key[2]), int(key.split("pp")[1])
-    r = stage_ranges(g.num_layers, pp)[stage]
-    assert [r.start, r.stop] == rec["layers"]
-    first, last = stage == 0, stage == pp - 1
-    assert estimate_weights_bytes(g, tp, (r, first, last)) == sum(
-        rec["param_bytes_by_dtype"].values())
-    assert buffer_bytes(g, tp, None, CASES[name]["max_model_len"], r, first, last) == sum(
-        rec["buffer_bytes_by_dtype"].values())
+    assert_stage_is_vllms(_geometry(name), key, stage, CASES[name][key]["stages"][stage],
+                          CASES[name]["max_model_len"])
 
 
 def _no_mla_stage(name: str, key: str) -> bool:

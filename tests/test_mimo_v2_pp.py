@@ -12,10 +12,8 @@ from pathlib import Path
 import pytest
 
 from kvcore.models import read_hf_config
-from kvcore.models.weights import estimate_weights_bytes
-from kvcore.sizing.buffers_term import buffer_bytes
-from kvcore.sizing.pipeline import stage_ranges
 from kvcore.sizing.resolve import resolve_kv_cache_config
+from tests.pp_stage_rows import assert_stage_is_vllms
 
 DATA = Path(__file__).parent / "data" / "mimo_v2"
 CASES = json.loads((DATA / "pp_answers.json").read_text())["cases"]
@@ -31,14 +29,7 @@ def test_the_cases() -> None:
 def test_each_stage_is_vllms(name: str, key: str, stage: int) -> None:
     rec = CASES[name][key][stage]
     g = read_hf_config(json.loads((DATA / f"{name}.config.json").read_text()), name=name)
-    tp, pp = int(key[2]), int(key.split("pp")[1])
-    r = stage_ranges(g.num_layers, pp)[stage]
-    assert [r.start, r.stop] == rec["layers"]
-    first, last = stage == 0, stage == pp - 1
-    assert estimate_weights_bytes(g, tp, (r, first, last)) == sum(
-        rec["param_bytes_by_dtype"].values())
-    assert buffer_bytes(g, tp, None, 4096, r, first, last) == sum(
-        rec["buffer_bytes_by_dtype"].values())
+    tp, pp = assert_stage_is_vllms(g, key, stage, rec)
     res = resolve_kv_cache_config(geometry=g, tensor_parallel_size=tp,
                                   pipeline_parallel_size=pp, max_model_len=4096,
                                   gpu_memory_gib=4096)
