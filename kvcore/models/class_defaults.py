@@ -19,6 +19,8 @@ from kvcore.models.mla import MLA_DEFAULTS
 from kvcore.models.nemotron_h import NEMOTRON_H_DEFAULTS
 from kvcore.models.qwen3_5 import QWEN3_5_DEFAULTS, QWEN3_5_MOE_DEFAULTS
 from kvcore.models.qwen3_next import QWEN3_NEXT_DEFAULTS
+from kvcore.models.sarvam import DEFAULTS as SARVAM_DEFAULTS
+from kvcore.models.sarvam import SARVAM_MLA
 
 CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
     "llama": {"intermediate_size": 11008, "vocab_size": 32000},
@@ -97,6 +99,7 @@ MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     **MLA_DEFAULTS,
     **GEMMA_DEFAULTS,
     "nemotron_h": NEMOTRON_H_DEFAULTS,
+    SARVAM_MLA: SARVAM_DEFAULTS,     # (sarvam.py's getattr defaults: no config class)
     "qwen3_next": QWEN3_NEXT_DEFAULTS,
     "qwen3_5_text": QWEN3_5_DEFAULTS,
     "qwen3_5_moe_text": QWEN3_5_MOE_DEFAULTS,

@@ -1,7 +1,8 @@
 """The geometry fields a family adds once `kvcore.models.hf_config` has read the config's
 common keys: LFM2's MLP widths, experts and tied head (`kvcore.models.lfm2`), K2-Horizon's
 router bias (`kvcore.models.k2_horizon`), openPangu's sandwich norms, router bias and MoE
-layers (`kvcore.models.openpangu`), LongCat-Flash's zero experts (`kvcore.models.longcat`),
+layers (`kvcore.models.openpangu`), Sarvam's MoE layers, shared experts and router bias
+(`kvcore.models.sarvam`), LongCat-Flash's zero experts (`kvcore.models.longcat`),
 ERNIE-4.5's MoE layers, routers and vision experts (`kvcore.models.ernie45`), Molmo's norms
 and added embedding rows (`kvcore.models.molmo`), Zamba2's shared blocks
 (`kvcore.models.zamba2`), Kimi Linear's KDA layers (`kvcore.models.kimi_linear`),
@@ -39,6 +40,7 @@ from kvcore.models.mimo_v2 import unmodelled as mimo_unmodelled
 from kvcore.models.molmo import MOLMO, molmo_fields
 from kvcore.models.nemotron_nas import DECILM, NEMOTRON_NAS, nas_fields
 from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_fields
+from kvcore.models.sarvam import SARVAM_MLA, check_sarvam, sarvam_fields
 from kvcore.models.step3 import STEP3_TEXT, step3_fields, unsized_quant
 from kvcore.models.step3p5 import STEP3P5, step3p5_fields
 from kvcore.models.zamba2 import ZAMBA2, zamba2_blocks
@@ -50,6 +52,7 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     """`g` with its family's fields (`g` itself for the other models). `c` is the text config
     as read, `written` as the file wrote it (ERNIE-4.5-VL's [text, vision] lists)."""
     t, quantised = g.model_type, bool(g.quantization)
+    check_sarvam(g.architecture, t, c, source)
     unsized = unsized_quant(g.quantization, bool(g.fp8_ignored),
                             "Step3" if t == STEP3_TEXT else "Step-3.5")
     if t == DEEPSEEK_V4:
@@ -79,6 +82,9 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
         return replace(g, **k2_horizon_fields(get))
     if t == PANGU_ULTRA_MOE:
         return replace(g, **pangu_fields(get, g.moe_layers))
+    if t == SARVAM_MLA:
+        return replace(g, **sarvam_fields(get, get_int, get_dim, n_layers, g.num_experts,
+                                          g.moe_intermediate_size, quantised))
     if t == LONGCAT:        # (a quantised checkpoint: `longcat_fp8`)
         g = replace(g, zero_experts=get_int("zero_expert_num", 0))
         return replace(g, weights_unmodelled=longcat_unsized(g, c))

@@ -20,7 +20,9 @@ or a deepseek_v3 one with the key) is sparse MLA: an indexer cache beside the la
 serves with MLA (DeepSeek-V4's compressed caches, ...; Kimi Linear's MLA layers beside KDA
 ones: `kvcore.models.kimi_linear`). GLM-4.7-Flash
 (glm4_moe_lite) is plain MLA with GLM-4.5's float32 routers; LongCat-Flash (longcat_flash) two
-MLA attentions a decoder layer (`kvcore.models.longcat`).
+MLA attentions a decoder layer (`kvcore.models.longcat`); Sarvam's (sarvam_mla) MLA layers
+beside a MoE of its own (`kvcore.models.sarvam`), though vLLM's is_deepseek_mla does not list
+it.
 Not read: ``VLLM_MLA_DISABLE`` (kvcli always sizes the MLA cache vLLM uses by default) and the
 multi-token-prediction layers (``num_nextn_predict_layers``: only with speculative decoding).
 """
@@ -36,7 +38,8 @@ from kvcore.models.sparse_mla import IndexerGeometry
 
 # The model types kvcli reads as MLA models.
 MLA_MODEL_TYPES = ("deepseek_v2", "deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa",
-                   "glm4_moe_lite", "longcat_flash", "pangu_ultra_moe", KIMI_LINEAR)
+                   "glm4_moe_lite", "longcat_flash", "pangu_ultra_moe", KIMI_LINEAR,
+                   "sarvam_mla")
 # vLLM 0.33's other MLA model types (is_deepseek_mla): kvcli does not model them.
 MLA_NOT_MODELLED = (
     "axk1", "deepseek_v41", "dots3_note", "deepseek_mtp",

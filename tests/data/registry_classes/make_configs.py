@@ -88,7 +88,7 @@ REFUSED = [
     "IQuestLoopCoderForCausalLM", "DoryForCausalLM",
     "MiMoV2OmniForCausalLM", "InternS2MobiusForConditionalGeneration",
     "NemotronParseForConditionalGeneration", "RadioMBartPrefixForCausalLM", "HfMoondream",
-    "SarvamMLAForCausalLM", "LongcatFlashNgramForCausalLM", "Rnj1ForCausalLM",
+    "LongcatFlashNgramForCausalLM", "Rnj1ForCausalLM",
     "PanguProMoEV2ForCausalLM", "BertModel", "RobertaForSequenceClassification",
     "XLMRobertaModel", "ModernBertModel", "GteNewModel", "NomicBertModel", "HF_ColBERT",
     "SiglipModel", "LlamaBidirectionalModel", "DeepseekV3BidirectionalModel",

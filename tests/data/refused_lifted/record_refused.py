@@ -1,0 +1,92 @@
+# ruff: noqa
+"""Dev tool (not a test): what vLLM 0.33 builds for the classes kvcli refused by name, per
+config.json here: each KV cache layer's spec, vLLM's KV cache groups and KVCacheConfig on the
+memories given (the engine core's road), and the weights per rank at TP 1, 2, 4, 8
+-> answers.json. From the project root:
+
+    R=~/.cache/vllm-oracle
+    ulimit -v 16000000; HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR \\
+        PYTHONPATH=$R/src:tests/data/mtp_draft/oracle_stubs_vision \\
+        flock /tmp/vllm-build.lock nice -n 19 $R/venv/bin/python \\
+        tests/data/refused_lifted/record_refused.py [CONFIG ...]
+
+The build and the rows are ../deepseek_v4/'s (dsv4_build.build, record_dsv4's spec_row,
+planning and weights; its DeepSeek-V4-only install() not run); stand_ins.py registers the
+config classes the checkpoints bring as remote code.
+"""
+import importlib.util, json, sys, time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "deepseek_v4")]
+import record_dsv4 as r         # (imports dsv4_build: vLLM, the census's substitutions)
+import stand_ins
+from vllm.v1.attention.backends.registry import AttentionBackendEnum as E
+
+b = r.b
+GIB = 1 << 30
+# config -> (max_model_len, [available bytes per rank, ...])
+CASES = {"sarvam-105b": (4096, [70 * GIB]),
+         "tiny-sarvam-mla": (4096, [1 * GIB]),
+         "tiny-sarvam-mla-noq": (4096, [1 * GIB])}
+TPS = (1, 2, 4, 8)
+
+
+def pick_backend(selected_backend, attn_selector_config, num_heads=None):
+    """The backend by what the layer asks (its selector config's use_mla), as CUDA's
+    get_attn_backend_cls does: TRITON_MLA for an MLA layer (the census's; block 16 as an
+    H100's FLASH_ATTN_MLA), FLASH_ATTN otherwise, the backend named where one is."""
+    if selected_backend is not None:
+        return selected_backend.get_path()
+    return (E.TRITON_MLA if attn_selector_config.use_mla else E.FLASH_ATTN).get_path()
+
+
+def record(name):
+    cfg = json.loads((HERE / f"{name}.config.json").read_text())
+    b.current_platform.get_attn_backend_cls = pick_backend
+    mml, availables = CASES[name]
+    try:
+        model, vc, specs = b.build(b.model_config(cfg, mml))
+    except Exception as e:          # vLLM's own refusal, kept
+        return {"refused": f"{type(e).__name__}: {e}"[:600]}
+    out = {"class": type(model).__name__, "module": type(model).__module__,
+           "max_model_len": mml, "block_size": vc.cache_config.block_size,
+           "cache_dtype": vc.cache_config.cache_dtype,
+           "use_mla": vc.model_config.use_mla,
+           "specs": [r.spec_row(n, s) for n, s in specs.items()],
+           "planning": [r.planning(vc, specs, a) for a in availables],
+           "param_numel_by_name": b.rc.pattern_numel(model), "tp": {}}
+    del model
+    for tp in TPS:
+        ranks = []
+        for rank in range(tp):
+            t0 = time.perf_counter()
+            try:
+                ranks.append(r.weights(b.build(b.model_config(cfg, mml), tp, rank)[0],
+                                       detail=rank == 0))
+            except Exception as e:       # vLLM's own refusal (a head count TP does not divide)
+                ranks.append({"refused": f"{type(e).__name__}: {e}"[:400]})
+            print(name, f"TP {tp} rank {rank}", f"{time.perf_counter() - t0:.1f} s",
+                  file=sys.stderr, flush=True)
+            if "refused" in ranks[-1]:
+                break
+        out["tp"][str(tp)] = ranks
+    return out
+
+
+def main():
+    b.rc.rqn.rmm_main_env()
+    stand_ins.register()
+    path = HERE / "answers.json"
+    answers = json.loads(path.read_text()) if path.exists() else {"cases": {}}
+    answers["substitutions"] = [*b.SUBSTITUTIONS[:1], *stand_ins.SUBSTITUTIONS, (
+        "the attention backend by the layer's own use_mla (pick_backend): TRITON_MLA for an "
+        "MLA layer, FLASH_ATTN otherwise (the census picks by the model's use_mla, false for "
+        "sarvam_mla, which vLLM's is_deepseek_mla does not list)")]
+    for name in sys.argv[1:] or list(CASES):
+        answers["cases"][name] = record(name)
+        path.write_text(json.dumps(answers, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
