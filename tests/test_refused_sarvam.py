@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -37,6 +38,7 @@ def test_every_cache_spec_is_vllms(name: str) -> None:
     recorded = CASES[name]["specs"]
     assert [r["name"] for r in recorded] == [f"model.layers.{i}.self_attn.attn"
                                              for i in range(len(recorded))]
+    s: Any
     for s, r in zip(layer_specs(g).values(), recorded, strict=True):
         assert (type(s).__name__, s.block_size, s.num_kv_heads, s.head_size, s.dtype,
                 s.page_size_bytes) == (r["type"], r["block_size"], r["num_kv_heads"],

@@ -233,7 +233,8 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
                                         g.max_position_embeddings, DTYPE_BYTES[g.dtype])
     if g.model_type in _GEMMA:
         n += DTYPE_BYTES[g.dtype]
-    n += g.class_buffers
+    # (LongCat-Flash-Lite's n-gram buffers: the first stage's, with its embedding)
+    n += g.class_buffers if first or not g.ngram_tables else 0
     if g.gemma is not None:
         n += gemma_scalars(g)
     if g.model_type == "falcon_h1":

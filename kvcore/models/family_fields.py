@@ -2,7 +2,8 @@
 common keys: LFM2's MLP widths, experts and tied head (`kvcore.models.lfm2`), K2-Horizon's
 router bias (`kvcore.models.k2_horizon`), openPangu's sandwich norms, router bias and MoE
 layers (`kvcore.models.openpangu`), Sarvam's MoE layers, shared experts and router bias
-(`kvcore.models.sarvam`), LongCat-Flash's zero experts (`kvcore.models.longcat`),
+(`kvcore.models.sarvam`), LongCat-Flash's zero experts (`kvcore.models.longcat`) and
+LongCat-Flash-Lite's n-gram embedding (`kvcore.models.longcat_ngram`),
 ERNIE-4.5's MoE layers, routers and vision experts (`kvcore.models.ernie45`), Molmo's norms
 and added embedding rows (`kvcore.models.molmo`), Zamba2's shared blocks
 (`kvcore.models.zamba2`), Kimi Linear's KDA layers (`kvcore.models.kimi_linear`),
@@ -35,6 +36,7 @@ from kvcore.models.kimi_linear import KIMI_LINEAR, kimi_linear_fields
 from kvcore.models.laguna import LAGUNA, laguna_fields
 from kvcore.models.lfm2 import LFM2_TYPES, lfm2_fields
 from kvcore.models.longcat import LONGCAT, longcat_unsized
+from kvcore.models.longcat_ngram import ngram_fields
 from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_fields
 from kvcore.models.mimo_v2 import unmodelled as mimo_unmodelled
 from kvcore.models.molmo import MOLMO, molmo_fields
@@ -86,7 +88,8 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
         return replace(g, **sarvam_fields(get, get_int, get_dim, n_layers, g.num_experts,
                                           g.moe_intermediate_size, quantised))
     if t == LONGCAT:        # (a quantised checkpoint: `longcat_fp8`)
-        g = replace(g, zero_experts=get_int("zero_expert_num", 0))
+        g = replace(g, zero_experts=get_int("zero_expert_num", 0), **ngram_fields(
+            g.architecture, get, get_dim, g.vocab_size, g.hidden_size, source))
         return replace(g, weights_unmodelled=longcat_unsized(g, c))
     if t in (ERNIE_MOE, ERNIE_VL):
         return replace(g, **ernie_fields(written, t, n_layers, g.num_experts, get, source))

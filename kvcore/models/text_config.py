@@ -18,6 +18,7 @@ from kvcore.models.deepseek_vl2 import LANGUAGE_CONFIG_ARCHS, language_as_text
 from kvcore.models.dtypes import dtype_names, wrapper_dtype
 from kvcore.models.interns1_pro import as_built
 from kvcore.models.internvl_chat import awq_patched
+from kvcore.models.longcat_ngram import typed
 from kvcore.models.midashenglm import qwen2_text
 from kvcore.models.molmo import MOLMO, molmo_text
 from kvcore.models.qwen3_asr import ARCH as QWEN3_ASR
@@ -34,6 +35,7 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
     the wrapper's too (its own were skipped for its text config's; transformers cannot load
     it); the head of a class that always ties it tied (`kvcore.models.wrapper_tie.TEXT_TIED`);
     a tie_word_embeddings of the wrong type refused wherever it is (`tie_flags`)."""
+    cfg = typed(cfg)        # (LongCat-Flash's checkpoints: no model_type)
     where = text_path(cfg)
     tie_flags(cfg, source)
     hub_ids_refusal(cfg, source)        # (Ultravox's text model named, not given)

@@ -57,6 +57,7 @@ from kvcore.models.kimi_linear import KIMI_LINEAR
 from kvcore.models.kimi_linear_weights import kimi_linear_ledger
 from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
 from kvcore.models.longcat import LONGCAT, longcat_ledger
+from kvcore.models.longcat_ngram import ngram_rank_params
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES
 from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_ledger
 from kvcore.models.nemotron_nas_weights import nas_ledger
@@ -97,7 +98,9 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     if g.model_type in MIMO_V2_TYPES:   # (K and V widths, heads and sinks a layer kind)
         return mimo_ledger(g, tp, *stage)
     if g.model_type == LONGCAT:     # (two attentions and MLPs a decoder layer)
-        return longcat_ledger(g, tp, g.zero_experts, layer_range, first, last)
+        led = longcat_ledger(g, tp, g.zero_experts, layer_range, first, last)
+        led.model += ngram_rank_params(g, tp) if first else 0   # (LongCat-Flash-Lite's)
+        return led
     if g.model_type in (STEP3P5, STEP3_TEXT):
         # (Step-3.5's heads a layer, float32 routers, shared experts; Step3's MFA attention)
         led = (step3p5_ledger if g.model_type == STEP3P5 else step3_ledger)(g, tp, *stage)

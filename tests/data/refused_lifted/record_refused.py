@@ -28,7 +28,9 @@ GIB = 1 << 30
 # config -> (max_model_len, [available bytes per rank, ...])
 CASES = {"sarvam-105b": (4096, [70 * GIB]),
          "tiny-sarvam-mla": (4096, [1 * GIB]),
-         "tiny-sarvam-mla-noq": (4096, [1 * GIB])}
+         "tiny-sarvam-mla-noq": (4096, [1 * GIB]),
+         "tiny-longcat-ngram": (4096, [1 * GIB]), "longcat-flash-lite": (4096, [50 * GIB]),
+         "tiny-longcat-ngram-notype": (4096, []), "tiny-longcat-no-ngram": (4096, [])}
 TPS = (1, 2, 4, 8)
 
 
@@ -79,10 +81,8 @@ def main():
     stand_ins.register()
     path = HERE / "answers.json"
     answers = json.loads(path.read_text()) if path.exists() else {"cases": {}}
-    answers["substitutions"] = [*b.SUBSTITUTIONS[:1], *stand_ins.SUBSTITUTIONS, (
-        "the attention backend by the layer's own use_mla (pick_backend): TRITON_MLA for an "
-        "MLA layer, FLASH_ATTN otherwise (the census picks by the model's use_mla, false for "
-        "sarvam_mla, which vLLM's is_deepseek_mla does not list)")]
+    answers["substitutions"] = [*b.SUBSTITUTIONS[:1], *stand_ins.SUBSTITUTIONS,
+                                "2. the backend by the layer's use_mla (pick_backend)"]
     for name in sys.argv[1:] or list(CASES):
         answers["cases"][name] = record(name)
         path.write_text(json.dumps(answers, indent=1) + "\n")

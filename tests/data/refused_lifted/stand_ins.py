@@ -18,10 +18,8 @@ class SarvamMLAConfig(PretrainedConfig):
         super().__init__(**kwargs)
 
 
-SUBSTITUTIONS = [
-    "sarvam_mla: a PretrainedConfig subclass that keeps the config.json's keys and defaults "
-    "none (stand_ins.py), in place of the checkpoint's remote SarvamMLAConfig",
-]
+# (short lines: README.md says each in full)
+SUBSTITUTIONS = ["1. sarvam_mla: a PretrainedConfig keeping the file's keys (stand_ins.py)"]
 
 
 def register():

@@ -88,7 +88,7 @@ REFUSED = [
     "IQuestLoopCoderForCausalLM", "DoryForCausalLM",
     "MiMoV2OmniForCausalLM", "InternS2MobiusForConditionalGeneration",
     "NemotronParseForConditionalGeneration", "RadioMBartPrefixForCausalLM", "HfMoondream",
-    "LongcatFlashNgramForCausalLM", "Rnj1ForCausalLM",
+    "Rnj1ForCausalLM",
     "PanguProMoEV2ForCausalLM", "BertModel", "RobertaForSequenceClassification",
     "XLMRobertaModel", "ModernBertModel", "GteNewModel", "NomicBertModel", "HF_ColBERT",
     "SiglipModel", "LlamaBidirectionalModel", "DeepseekV3BidirectionalModel",
