@@ -53,6 +53,7 @@ from kvcore.models.k2_horizon import k2_rope_dim
 from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_rope_caches
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, VISION_DEFAULTS
 from kvcore.models.qwen_vl import rotary_buffer_bytes
+from kvcore.models.rnj1 import RNJ1, rnj1_ropes
 from kvcore.models.rope_cache import RopeCache
 from kvcore.models.rope_shapes import refuse_misfit_rope
 from kvcore.models.siglip import SIGLIP_DEFAULTS
@@ -131,8 +132,11 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
     out: dict[str, RopeCache] = {}      # (by what get_rope's cache tells apart)
     # (Step-3.5's RoPE a layer type, "full_attention" / "sliding_attention": a kind's layers)
     typed = cfg.get("rope_parameters") if g.model_type == "step3p5" else None
-    kinds_of = [(k.removesuffix("_attention"),) for k in typed] \
+    kinds_of: list[tuple[str, ...]] = [(k.removesuffix("_attention"),) for k in typed] \
         if isinstance(typed, dict) and len(typed) == len(sets) else [()] * len(sets)
+    rnj1 = g.architecture == RNJ1
+    if rnj1:        # (a RoPE a layer type its layers use: `kvcore.models.rnj1`)
+        sets, kinds_of = rnj1_ropes(cfg, g.source)
     for rp, kinds in zip(sets, kinds_of, strict=True):
         if g.mla is not None:
             head = dim = g.mla.qk_rope_head_dim
@@ -161,7 +165,7 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
         # DeepseekV2MLAAttention): a second cache beside the attention's interleaved one (in
         # a layer with an indexer: IndexCache's skipping layers build none)
         out.update({c.key + " neox": c._replace(key=c.key + " neox") for c in out.values()})
-    if g.model_type.startswith("gemma3"):
+    if g.model_type.startswith("gemma3") and not rnj1:
         key = repr((g.head_dim, "local", get("rope_local_base_freq")))
         out[key] = RopeCache(pos, g.head_dim, dtype, key, pos, 1.0)
     return tuple(out.values())

@@ -14,6 +14,7 @@ from kvcore.models.llama4 import llama4_kinds
 from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_kinds
 from kvcore.models.qwen3_5 import GDN_TYPES
 from kvcore.models.qwen3_next import qwen3_next_kinds
+from kvcore.models.rnj1 import is_rnj1, rnj1_kinds
 from kvcore.models.vllm_registry import unregistered
 from kvcore.models.zamba2 import ZAMBA2, zamba2_kinds
 
@@ -73,6 +74,8 @@ def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
         return zamba2_kinds(c)
     types = c.get("layer_types")
     explicit = None if types is None else _listed_kinds(types, n, source)
+    if is_rnj1(c):      # (its chunked layers slide, the rest attend fully)
+        return rnj1_kinds(explicit, source)
     if model_type in QWEN_WINDOWS:
         return qwen_kinds(model_type, n, get, explicit, source)
     if explicit is not None:

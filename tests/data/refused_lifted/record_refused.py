@@ -14,7 +14,7 @@ The build and the rows are ../deepseek_v4/'s (dsv4_build.build, record_dsv4's sp
 planning and weights; its DeepSeek-V4-only install() not run); stand_ins.py registers the
 config classes the checkpoints bring as remote code.
 """
-import importlib.util, json, sys, time
+import json, sys, textwrap, time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -30,7 +30,16 @@ CASES = {"sarvam-105b": (4096, [70 * GIB]),
          "tiny-sarvam-mla": (4096, [1 * GIB]),
          "tiny-sarvam-mla-noq": (4096, [1 * GIB]),
          "tiny-longcat-ngram": (4096, [1 * GIB]), "longcat-flash-lite": (4096, [50 * GIB]),
-         "tiny-longcat-ngram-notype": (4096, []), "tiny-longcat-no-ngram": (4096, [])}
+         "tiny-longcat-ngram-notype": (4096, []), "tiny-longcat-no-ngram": (4096, []),
+         "tiny-rnj1": (4096, [1 * GIB]), "rnj-1": (32768, [60 * GIB]),
+         "tiny-rnj1-norope": (4096, []),
+         "tiny-rnj1-partial": (4096, [])}
+# the backend a case is built with where it is not the default pick (Rnj1's chunked layers
+# assert TRITON_ATTN: `vllm serve --attention-backend TRITON_ATTN`); a case named
+# "<config> default" is built with the default pick, to record vLLM's refusal (alone in its
+# run: vLLM caches the backend a layer's arguments got)
+BACKENDS = dict.fromkeys(("tiny-rnj1", "rnj-1", "tiny-rnj1-norope", "tiny-rnj1-partial"),
+                         "TRITON_ATTN")
 TPS = (1, 2, 4, 8)
 
 
@@ -44,14 +53,18 @@ def pick_backend(selected_backend, attn_selector_config, num_heads=None):
 
 
 def record(name):
-    cfg = json.loads((HERE / f"{name}.config.json").read_text())
-    b.current_platform.get_attn_backend_cls = pick_backend
-    mml, availables = CASES[name]
+    base = name.split(" ")[0]
+    cfg = json.loads((HERE / f"{base}.config.json").read_text())
+    named = BACKENDS.get(name)
+    b.current_platform.get_attn_backend_cls = (
+        pick_backend if named is None else lambda *a, **k: getattr(E, named).get_path())
+    mml, availables = CASES.get(name, (CASES[base][0], []))
     try:
         model, vc, specs = b.build(b.model_config(cfg, mml))
-    except Exception as e:          # vLLM's own refusal, kept
-        return {"refused": f"{type(e).__name__}: {e}"[:600]}
+    except Exception as e:          # vLLM's own refusal, kept (wrapped at 90 characters)
+        return {"refused": textwrap.wrap(f"{type(e).__name__}: {e}"[:600], 90)}
     out = {"class": type(model).__name__, "module": type(model).__module__,
+           "attention_backend": named or "by the layer (pick_backend)",
            "max_model_len": mml, "block_size": vc.cache_config.block_size,
            "cache_dtype": vc.cache_config.cache_dtype,
            "use_mla": vc.model_config.use_mla,

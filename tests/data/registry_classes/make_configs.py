@@ -88,7 +88,6 @@ REFUSED = [
     "IQuestLoopCoderForCausalLM", "DoryForCausalLM",
     "MiMoV2OmniForCausalLM", "InternS2MobiusForConditionalGeneration",
     "NemotronParseForConditionalGeneration", "RadioMBartPrefixForCausalLM", "HfMoondream",
-    "Rnj1ForCausalLM",
     "PanguProMoEV2ForCausalLM", "BertModel", "RobertaForSequenceClassification",
     "XLMRobertaModel", "ModernBertModel", "GteNewModel", "NomicBertModel", "HF_ColBERT",
     "SiglipModel", "LlamaBidirectionalModel", "DeepseekV3BidirectionalModel",
