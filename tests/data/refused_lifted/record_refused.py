@@ -33,7 +33,7 @@ CASES = {"sarvam-105b": (4096, [70 * GIB]),
          "tiny-longcat-ngram-notype": (4096, []), "tiny-longcat-no-ngram": (4096, []),
          "tiny-rnj1": (4096, [1 * GIB]), "rnj-1": (32768, [60 * GIB]),
          "tiny-rnj1-norope": (4096, []),
-         "tiny-rnj1-partial": (4096, [])}
+         "tiny-rnj1-partial": (4096, []), "tiny-domyn-edge": (4096, [1 * GIB])}
 # the backend a case is built with where it is not the default pick (Rnj1's chunked layers
 # assert TRITON_ATTN: `vllm serve --attention-backend TRITON_ATTN`); a case named
 # "<config> default" is built with the default pick, to record vLLM's refusal (alone in its

@@ -7,6 +7,9 @@ tests.
   the config.json as an attribute and defaults none, so vLLM's sarvam.py reads a missing key
   through its own getattr defaults (first_k_dense_replace 1, intermediate_size 16384, ...),
   as it would from a remote class that leaves the key unset.
+- Domyn Edge's (model_type ``domyn_edge``, a guess: no published config here):
+  `DomynEdgeConfig`, the same, its ``per_layer_config`` (overrides by layer index) read by
+  transformers' own heterogeneous-config support (``config.per_layer_config[i].head_dim``).
 """
 from transformers import AutoConfig, PretrainedConfig
 
@@ -24,3 +27,22 @@ SUBSTITUTIONS = ["1. sarvam_mla: a PretrainedConfig keeping the file's keys (sta
 
 def register():
     AutoConfig.register("sarvam_mla", SarvamMLAConfig, exist_ok=True)
+
+
+class DomynEdgeConfig(PretrainedConfig):
+    """Domyn Edge's remote class: every key kept, ``per_layer_config`` (a layer's overrides,
+    read as ``config.per_layer_config[i].head_dim``) handled by transformers' own
+    heterogeneous-config support."""
+    model_type = "domyn_edge"
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+
+
+SUBSTITUTIONS.append("3. domyn_edge: a PretrainedConfig keeping the file's keys (stand_ins.py)")
+_register = register
+
+
+def register():
+    _register()
+    AutoConfig.register("domyn_edge", DomynEdgeConfig, exist_ok=True)
