@@ -43,6 +43,7 @@ from typing import Any
 
 from kvcore.models.context_limit import _kind, _rope_parameters
 from kvcore.models.deepseek_v4_buffers import TOPK_INDEX_BYTES, v4_buffer_bytes, v4_rope_caches
+from kvcore.models.domyn_edge import domyn_rope_caches
 from kvcore.models.ernie45 import ERNIE_VL
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.gemma_buffers import gemma_rope_caches, gemma_scalars
@@ -116,6 +117,8 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
         return gemma_rope_caches(cfg, g, get)
     if g.v4 is not None:        # (DeepSeek-V4: float32, one for its sliding-only layers, one
         return v4_rope_caches(cfg, g)   # for its compressed ones)
+    if g.layer_windows:         # (Domyn Edge's: float32, one a head size)
+        return domyn_rope_caches(g)
     if g.model_type in MIMO_V2_TYPES:   # (a head size and base a layer kind)
         return mimo_rope_caches(cfg, g, get)
     if g.model_type == ERNIE_VL:

@@ -29,6 +29,7 @@ from kvcore.models.afmoe import AFMOE, afmoe_fields
 from kvcore.models.attention_extras import GRANITE_SINK_TYPES, granite_sinks
 from kvcore.models.deepseek_v4 import DEEPSEEK_V4, read_v4
 from kvcore.models.deepseek_v4_weights import unmodelled as v4_unmodelled
+from kvcore.models.domyn_edge import DOMYN, domyn_fields
 from kvcore.models.ernie45 import ERNIE_MOE, ERNIE_VL, ernie_fields
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.k2_horizon import K2_HORIZON, k2_horizon_fields
@@ -55,6 +56,8 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     as read, `written` as the file wrote it (ERNIE-4.5-VL's [text, vision] lists)."""
     t, quantised = g.model_type, bool(g.quantization)
     check_sarvam(g.architecture, t, c, source)
+    if g.architecture == DOMYN:     # (a head size, a window and RoPE or none a layer)
+        return replace(g, **domyn_fields(c, n_layers, g.num_kv_heads, g.head_dim, source))
     unsized = unsized_quant(g.quantization, bool(g.fp8_ignored),
                             "Step3" if t == STEP3_TEXT else "Step-3.5")
     if t == DEEPSEEK_V4:

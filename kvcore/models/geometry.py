@@ -187,6 +187,9 @@ class ModelGeometry:
     zamba: Zamba2Blocks | None = None   # Zamba2's shared blocks (`kvcore.models.zamba2`)
     zero_experts: int = 0       # LongCat-Flash's zero-computation experts (`kvcore.models.longcat`)
     ngram_tables: tuple[int, ...] = ()  # LongCat-Flash-Lite's (`kvcore.models.longcat_ngram`)
+    # Domyn Edge's window a layer (0: full) and its layers without RoPE (`models.domyn_edge`)
+    layer_windows: tuple[int, ...] = ()
+    nope_layers: tuple[bool, ...] = ()
     vision_experts: VisionExperts | None = None     # (ERNIE-4.5-VL's: `kvcore.models.ernie45`)
     # buffers a multimodal class registers itself, on every rank whatever its towers (bytes:
     # ERNIE-4.5-VL's visual token ids, `kvcore.models.ernie45_vl_tower`)

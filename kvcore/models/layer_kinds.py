@@ -8,6 +8,7 @@ from typing import Any
 from kvcore.errors import InputError, clipped
 from kvcore.models.config_keys import NO_WINDOW_TYPES, QWEN_WINDOWS, qwen_kinds
 from kvcore.models.deepseek_v4 import DEEPSEEK_V4, V4_KIND
+from kvcore.models.domyn_edge import domyn_kinds, is_domyn
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.lfm2 import LFM2_TYPES, lfm2_kinds
 from kvcore.models.llama4 import llama4_kinds
@@ -74,6 +75,8 @@ def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
         return zamba2_kinds(c)
     types = c.get("layer_types")
     explicit = None if types is None else _listed_kinds(types, n, source)
+    if is_domyn(c):     # (a window a layer)
+        return domyn_kinds(c, n, source)
     if is_rnj1(c):      # (its chunked layers slide, the rest attend fully)
         return rnj1_kinds(explicit, source)
     if model_type in QWEN_WINDOWS:

@@ -15,6 +15,7 @@ from kvcore.models.backend_padding import refuse_padding_idx
 from kvcore.models.class_tie import class_tie
 from kvcore.models.config_aliases import canonical
 from kvcore.models.deepseek_vl2 import LANGUAGE_CONFIG_ARCHS, language_as_text
+from kvcore.models.domyn_edge import domyn_windowed
 from kvcore.models.dtypes import dtype_names, wrapper_dtype
 from kvcore.models.interns1_pro import as_built
 from kvcore.models.internvl_chat import awq_patched
@@ -35,7 +36,7 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
     the wrapper's too (its own were skipped for its text config's; transformers cannot load
     it); the head of a class that always ties it tied (`kvcore.models.wrapper_tie.TEXT_TIED`);
     a tie_word_embeddings of the wrong type refused wherever it is (`tie_flags`)."""
-    cfg = typed(cfg)        # (LongCat-Flash's checkpoints: no model_type)
+    cfg = domyn_windowed(typed(cfg))    # (LongCat-Flash's: no model_type; Domyn's windows)
     where = text_path(cfg)
     tie_flags(cfg, source)
     hub_ids_refusal(cfg, source)        # (Ultravox's text model named, not given)

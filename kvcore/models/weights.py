@@ -48,6 +48,7 @@ from kvcore.models import (
 )
 from kvcore.models import rank_params as rp
 from kvcore.models.deepseek_v4_weights import v4_ledger
+from kvcore.models.domyn_edge import domyn_ledger
 from kvcore.models.ernie45 import vision_experts_layer
 from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.gemma_weights import gemma_rank_params
@@ -89,6 +90,8 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     layer_range, first, last = stage
     if g.v4 is not None:    # (hyper-connections, hash-routed MoE, compressors, indexers)
         return v4_ledger(g, tp, *stage)
+    if g.layer_windows:         # (Domyn Edge's head size a layer)
+        return domyn_ledger(g, tp)
     if g.nas is not None:       # (Nemotron-NAS: heads and MLP width a layer)
         return nas_ledger(g, g.nas, tp, *stage)
     if g.model_type == KIMI_LINEAR:     # (KDA layers beside MLA: `kimi_linear_weights`)

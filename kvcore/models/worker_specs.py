@@ -131,7 +131,8 @@ def layer_specs(g: ModelGeometry, *, block_size: int | None = None, kv_cache_dty
         elif kind == "sliding":
             assert g.sliding_window is not None     # (the geometry's check: a window is given)
             out[name] = SlidingWindowSpec(block_size, heads, dim, kv_dtype, head_size_v=v,
-                                          sliding_window=g.sliding_window)
+                                          sliding_window=g.layer_windows[i] if g.layer_windows
+                                          else g.sliding_window)
         elif kind == "chunked":
             assert g.attention_chunk_size is not None
             out[name] = ChunkedLocalAttentionSpec(block_size, heads, dim, kv_dtype,

@@ -84,7 +84,7 @@ FIXED = {"Plamo3ForCausalLM", "ExaoneForCausalLM", "TeleChat2ForCausalLM",
 REFUSED = [
     "Glm5NextForCausalLM", "Glm5NextForConditionalGeneration", "Qwen4ExpForCausalLM",
     "Qwen4ExpForConditionalGeneration", "InklingForCausalLM", "InklingForConditionalGeneration",
-    "DeepseekV41ForCausalLM", "Dots3NoteForCausalLM", "DomynEdgeForCausalLM",
+    "DeepseekV41ForCausalLM", "Dots3NoteForCausalLM",
     "IQuestLoopCoderForCausalLM", "DoryForCausalLM",
     "MiMoV2OmniForCausalLM", "InternS2MobiusForConditionalGeneration",
     "NemotronParseForConditionalGeneration", "RadioMBartPrefixForCausalLM", "HfMoondream",
