@@ -110,7 +110,9 @@ NoHybridOpt = Annotated[bool, typer.Option(
     "--disable-hybrid-kv-cache-manager",
     help="Treat sliding/chunked layers as full attention (vLLM's flag).")]
 PadOpt = Annotated[bool, typer.Option(
-    "--pad-pages", help="Pad attention pages that do not divide (vLLM 0.33).")]
+    "--pad-pages/--no-pad-pages",
+    help="Pad attention pages that do not divide the largest, as vLLM 0.33 does; "
+         "--no-pad-pages refuses them, as vLLM 0.13 did.")]
 PrefixOpt = Annotated[bool | None, typer.Option(
     "--enable-prefix-caching/--no-enable-prefix-caching", show_default=False,
     help="vLLM's flag (as in `kvcli replay`); off: Mamba 'none' mode, one state per request. "

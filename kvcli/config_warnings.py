@@ -10,7 +10,7 @@ from typing import Any
 # Options that only shape the memory the pool is sized from (`--gpu-memory-gib`).
 _MEMORY = ("gpu_memory_utilization", "weights_gib", "activation_gib")
 # Options that only change groups other than full attention's.
-_HYBRID = ("disable_hybrid", "pad_pages")
+_HYBRID = ("disable_hybrid", "no_pad_pages")
 # (`no_async_scheduling`: --no-async-scheduling, as the caller names the flag typed)
 _IN_FLIGHT = ("max_concurrent_batches", "async_scheduling", "no_async_scheduling")
 # The step budget and what derives it (vLLM raises a default budget to max_num_seqs)
@@ -37,7 +37,6 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     from kvcore.models.multimodal_classes import uncounted_tower_note
     from kvcore.models.qwen3_next import gdn_note
     from kvcore.models.vllm_registry import unregistered_note
-    from kvcore.specs import AttentionSpec
 
     g = result.geometry
     # (vLLM's own, where a draft lowers the length: `kvcore.sizing.draft_len`)
@@ -75,11 +74,10 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     if hybrid and len(kinds) == 1 and kinds != {"parallel"}:   # (Falcon-H1's: two specs)
         out.append(f"option(s) {_flags(hybrid)}: no effect on {g.name}, whose layers are all "
                    f"{next(iter(kinds))} (one kind: nothing to pad or to keep apart)")
-    elif "pad_pages" in given and not any(
-            isinstance(grp.kv_cache_spec, AttentionSpec) and grp.kv_cache_spec.page_size_padded
-            for grp in result.config.kv_cache_groups):
-        # (Gemma 3's pages are all one size: nothing padded, the same table unsaid)
-        out.append(f"option --pad-pages: no effect on {g.name} (no attention page needs "
+    elif "no_pad_pages" in given:
+        # (sized at all, nothing needed padding: Gemma 3's pages divide one another; where a
+        # page does not divide, --no-pad-pages refuses, vLLM 0.13's rule)
+        out.append(f"option --no-pad-pages: no effect on {g.name} (no attention page needs "
                    "padding: the pages divide one another)")
     # (2 batches in flight is the default, vLLM's async scheduling: restated, nothing changes,
     # and nothing is said, as for any option given its default)

@@ -97,8 +97,11 @@ def test_flash_splits_where_approximate_gcd_says() -> None:
 
 def test_a_layer_outer_planner_would_unify_pages_instead() -> None:
     """Without the block-outermost layout the same specs take the page-unifying path, which
-    cannot raise a 37,440-byte page to 32,832 (what vLLM's layer-outer planner would face)."""
-    with pytest.raises(ValueError, match="does not divide the largest page size"):
+    cannot raise a 37,440-byte page to 32,832 nor pad an MLA page (what vLLM's layer-outer
+    planner would face), in vLLM's words."""
+    with pytest.raises(ValueError, match=(
+            r"^Layer layers\.0\.attn: page size is not divisible by the maximum page size and "
+            r"cannot be padded\. Padding is only supported for non-MLA attention layers\.$")):
         get_kv_cache_groups(layer_specs(_geometry("tiny-dsv4")))
 
 

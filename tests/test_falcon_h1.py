@@ -44,11 +44,11 @@ def test_config_cli_layer_kinds() -> None:
                             "--max-model-len", "8192", "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["layer_kinds"] == {"parallel": 44}
     # a parallel layer is two specs (attention and Mamba): not "one kind, nothing to pad"; its
-    # Mamba page is padded whatever --pad-pages says, its attention pages divide
+    # Mamba page is padded whatever --no-pad-pages says, its attention pages divide
     r = runner.invoke(app, ["config", "--model-config", str(CONFIG), "--num-blocks", "100",
-                            "--max-model-len", "8192", "--pad-pages", "--json"])
+                            "--max-model-len", "8192", "--no-pad-pages", "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["warnings"] == [
-        ("option --pad-pages: no effect on falcon_h1 (no attention page needs padding: the "
+        ("option --no-pad-pages: no effect on falcon_h1 (no attention page needs padding: the "
          "pages divide one another)")]
 
 

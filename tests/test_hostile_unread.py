@@ -80,9 +80,9 @@ NO_MEMORY = ("option(s) --gpu-memory-utilization, --weights-gib, --activation-gi
     (["llama-3.1-8b", "--num-blocks", "10000", "--gpu-memory-utilization", "0.5",
       "--weights-gib", "3", "--activation-gib", "2"], [NO_MEMORY]),
     (["llama-3.1-8b", "--num-blocks", "10000", "--disable-hybrid-kv-cache-manager",
-      "--pad-pages"], [("option(s) --disable-hybrid-kv-cache-manager, --pad-pages: no effect on "
-                       "llama-3.1-8b, whose layers are all full (one kind: nothing to pad or to "
-                       "keep apart)")]),
+      "--no-pad-pages"], [("option(s) --disable-hybrid-kv-cache-manager, --no-pad-pages: no "
+                           "effect on llama-3.1-8b, whose layers are all full (one kind: "
+                           "nothing to pad or to keep apart)")]),
     (["llama-3.1-8b", "--num-blocks", "10000", "--max-concurrent-batches", "1",
       "--no-async-scheduling"],
      [("option(s) --max-concurrent-batches, --no-async-scheduling: no block count of "

@@ -64,13 +64,13 @@ def test_tp8_is_refused_as_vllm_refuses_it() -> None:
 
 def test_kvcli_config_sizes_as_vllm_planned() -> None:
     """1 GiB: 65,536 blocks, six one-layer groups, the 64-wide layers at block 32 and the
-    96-wide one's page padded to 16,384 bytes (vLLM 0.33 pads it unasked; kvcli wants
-    --pad-pages for it)."""
+    96-wide one's page padded to 16,384 bytes (vLLM 0.33 pads it unasked, and so does kvcli;
+    --no-pad-pages refuses it, vLLM 0.13's rule)."""
     (plan,) = CASE["planning"]
     r = CliRunner().invoke(app, [
         "config", "--model-config", str(DATA / f"{NAME}.config.json"), "--max-model-len",
         "4096", "--gpu-memory-gib", repr(plan["available"] / GiB), "--gpu-memory-utilization",
-        "1", "--weights-gib", "0", "--pad-pages", "--json"])
+        "1", "--weights-gib", "0", "--json"])
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
     assert (d["num_blocks"], d["kv_cache_tokens"], d["block_size"]) == (

@@ -124,29 +124,36 @@ def test_page_size_unification_raises_the_block_size() -> None:
     assert cfg.num_blocks == 32
 
 
-def test_pages_that_do_not_divide_are_an_error_unless_padded() -> None:
-    with pytest.raises(PageSizeError, match="does not divide"):
-        get_kv_cache_groups({"l1": full(64), "l2": swa(96)})
-    groups = get_kv_cache_groups({"l1": full(64), "l2": swa(96)}, pad_pages=True)
+def test_pages_that_do_not_divide_are_padded_as_vllm_0_33_pads_them() -> None:
+    groups = get_kv_cache_groups({"l1": full(64), "l2": swa(96)})
     assert groups[0].kv_cache_spec.page_size_bytes == M * 96 // 64
     assert groups[0].kv_cache_spec.page_size_padded == M * 96 // 64
-    # `kvcli config --pad-pages` says it changed nothing only where no attention page is padded
+    # vLLM 0.13's rule, kvcli's --no-pad-pages: refused, saying by how much
+    with pytest.raises(PageSizeError, match=(
+            r"^layer l1: page size 16384 bytes does not divide the largest page size 24576 "
+            r"bytes \(ratio 1.5\), so its block size cannot be raised to match \(--no-pad-pages: "
+            r"vLLM 0.13's rule; vLLM 0.33 pads the page to 24576 bytes, wasting 8192 bytes "
+            r"a block\)$")):
+        get_kv_cache_groups({"l1": full(64), "l2": swa(96)}, pad_pages=False)
+    # `kvcli config --no-pad-pages` says it changed nothing where it sized; --pad-pages, the
+    # default restated, says nothing
     from types import SimpleNamespace
 
     from kvcli.config_warnings import config_warnings
     from kvcore.models import load_preset
 
-    def said(gs: list) -> list[str]:
+    def said(given: str) -> list[str]:
+        gs = get_kv_cache_groups({"l1": full(64), "l2": swa(128)}, pad_pages=False)
         result = SimpleNamespace(geometry=load_preset("gemma-3-27b"), weights_estimated=False,
                                  config=SimpleNamespace(kv_cache_groups=gs), draft_limit=None)
-        return config_warnings(result, {"pad_pages"}, gpu_memory_gib=None, max_model_len=None,
+        return config_warnings(result, {given}, gpu_memory_gib=None, max_model_len=None,
                                block_size=16, block_size_given=True, enable_prefix_caching=True,
                                offloading=False)
 
-    assert said(groups) == []
-    assert said(get_kv_cache_groups({"l1": full(64), "l2": swa(128)}, pad_pages=True)) == [
-        ("option --pad-pages: no effect on gemma-3-27b (no attention page needs padding: the "
-         "pages divide one another)")]
+    assert said("pad_pages") == []
+    assert said("no_pad_pages") == [
+        ("option --no-pad-pages: no effect on gemma-3-27b (no attention page needs padding: "
+         "the pages divide one another)")]
 
 
 def test_num_blocks_override() -> None:

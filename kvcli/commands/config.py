@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
         attention_chunk_size: co.ChunkOpt = None,
         chunked_layers: co.ChunkedLayersOpt = None,
         disable_hybrid: co.NoHybridOpt = False,
-        pad_pages: co.PadOpt = False,
+        pad_pages: co.PadOpt = True,
         enable_prefix_caching: co.PrefixOpt = None,
         prefix_match_unit: co.UnitOpt = None,
         kv_offloading_size: co.OffloadOpt = None,
@@ -197,7 +197,8 @@ def register(app: typer.Typer) -> None:
 
             given = {p.name for p in given_params(ctx)}
             for name, value in (("async_scheduling", async_scheduling),
-                                ("enable_chunked_prefill", enable_chunked_prefill)):
+                                ("enable_chunked_prefill", enable_chunked_prefill),
+                                ("pad_pages", pad_pages)):
                 if value is False and name in given:
                     given ^= {name, f"no_{name}"}                       # the flag as typed
             warnings = config_warnings(result, given, gpu_memory_gib=gpu_memory_gib,

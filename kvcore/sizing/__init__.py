@@ -8,7 +8,7 @@ Entry points:
         gpu_memory_utilization=0.92, weights_gib=None, activation_gib=0.0, kv_cache_dtype="auto",
         block_size=16, max_model_len=None, max_num_batched_tokens=2048,
         max_concurrent_batches=2, num_blocks=None, tensor_parallel_size=1,
-        disable_hybrid=False, pad_pages=False, enable_prefix_caching=True,
+        disable_hybrid=False, pad_pages=True, enable_prefix_caching=True,
         check_memory=True) -> SizingResult
 
   ``result.config`` is a `kvcore.specs.KVCacheConfig`: ``num_blocks`` (block 0 is the null
@@ -25,8 +25,8 @@ Lower level: `get_kv_cache_groups(specs)`, `kv_cache_config_from_groups(groups, 
 
 Where kvcore follows which vLLM: grouping and the 1.5 bucketing threshold, Mamba page padding,
 ``num_blocks = available // bytes_per_block``, max concurrency, the memory check with the null
-block held back and ``max_in_flight_tokens`` for sliding/chunked layers are 0.33's. Page sizes
-that do not divide raise an error (0.13) unless ``pad_pages`` (0.33 pads them). Tensors are
+block held back and ``max_in_flight_tokens`` for sliding/chunked layers are 0.33's, and so is
+the padding of attention pages that do not divide (``pad_pages=False``: 0.13's error). Tensors are
 described 0.13-style (``KVCacheTensor(size, shared_by)``, tensor i shared by the i-th layer of
 every group): the same bytes as 0.33's aliasing layout for uniform pages.
 """

@@ -90,14 +90,16 @@ def unify_hybrid_kv_cache_specs(specs: dict[str, KVCacheSpec]) -> dict[str, KVCa
 
 
 def unify_kv_cache_spec_page_size(specs: dict[str, KVCacheSpec], *,
-                                  pad_pages: bool = False) -> dict[str, KVCacheSpec]:
-    """Give every layer the largest page size.
+                                  pad_pages: bool = True) -> dict[str, KVCacheSpec]:
+    """Give every layer the largest page size, as vLLM 0.33 does.
 
     A smaller attention page that divides the largest gets a block size ``ratio`` times larger
     (head 64 next to head 32 with block 16: the head-32 layers get block 32). Mamba pages are
-    padded (their size does not scale with block size). An attention page that does not divide:
-    with ``pad_pages`` (vLLM 0.33's behaviour for non-MLA attention) it is padded; without, a
-    ``PageSizeError`` says by how much (vLLM 0.13's NotImplementedError).
+    padded (their size does not scale with block size), and so is a non-MLA attention page that
+    does not divide (vLLM reads it through a strided view). An MLA page that does not divide
+    cannot be padded (sparse MLA indexes whole token rows): ``PageSizeError`` in vLLM's words.
+    ``pad_pages=False`` is vLLM 0.13's rule (kvcli's ``--no-pad-pages``): no attention page
+    padded, a ``PageSizeError`` saying by how much.
     """
     pages = {s.page_size_bytes for s in specs.values()}
     if len(pages) <= 1:
@@ -112,14 +114,18 @@ def unify_kv_cache_spec_page_size(specs: dict[str, KVCacheSpec], *,
             out[name] = replace(s, page_size_padded=max_page)
         elif max_page % page == 0:
             out[name] = s.copy_with_new_block_size(s.block_size * (max_page // page))
-        elif pad_pages and isinstance(s, AttentionSpec) and not isinstance(s, MLAAttentionSpec):
+        elif not isinstance(s, AttentionSpec) or isinstance(s, MLAAttentionSpec):
+            raise PageSizeError(
+                f"Layer {name}: page size is not divisible by the maximum page size and cannot "
+                "be padded. Padding is only supported for non-MLA attention layers.")
+        elif pad_pages:
             out[name] = replace(s, page_size_padded=max_page)
         else:
             raise PageSizeError(
                 f"layer {name}: page size {page} bytes does not divide the largest page size "
                 f"{max_page} bytes (ratio {max_page / page:.3g}), so its block size cannot be "
-                f"raised to match; vLLM 0.33 pads such a page to {max_page} bytes "
-                f"(wasting {max_page - page} bytes a block): use pad_pages")
+                f"raised to match (--no-pad-pages: vLLM 0.13's rule; vLLM 0.33 pads the page "
+                f"to {max_page} bytes, wasting {max_page - page} bytes a block)")
     return out
 
 
@@ -164,7 +170,7 @@ def _make_group(specs: dict[str, KVCacheSpec], names: list[str]) -> KVCacheGroup
 
 
 def get_kv_cache_groups(specs: dict[str, KVCacheSpec], *, disable_hybrid: bool = False,
-                        pad_pages: bool = False,
+                        pad_pages: bool = True,
                         block_outermost: bool = False) -> list[KVCacheGroupSpec]:
     """Layer name -> spec (in model order) to the list of KV cache groups. ``block_outermost``:
     the layers' backends resolve vLLM's block-outermost layout (`kvcore.sizing.packing`)."""

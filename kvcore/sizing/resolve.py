@@ -69,7 +69,7 @@ def resolve_kv_cache_config(
     max_model_len: int | None = None,
     max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS, max_concurrent_batches: int = 2,
     num_blocks: int | None = None, tensor_parallel_size: int = 1, disable_hybrid: bool = False,
-    pad_pages: bool = False, enable_prefix_caching: bool | None = True, check_memory: bool = True,
+    pad_pages: bool = True, enable_prefix_caching: bool | None = True, check_memory: bool = True,
     prefix_match_unit: int | None = None, pipeline_parallel_size: int = 1,
     draft: tuple[str | None, str] | None = None, num_speculative_tokens: int = 0,
     mm: MMOptions | None = None,
