@@ -46,6 +46,7 @@ from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
 from kvcore.models.llama4_vision import TOWER_WITHOUT_QUANT_CONFIG
 from kvcore.models.rank_params import shared_width, vocab_rows
 from kvcore.models.sparse_mla import layer_geometry
+from kvcore.models.text_paths import vllm_text_path
 from kvcore.specs import DTYPE_BYTES
 
 Stage = tuple[range | None, bool, bool]
@@ -92,8 +93,11 @@ def _skipped(g: ModelGeometry, q: IntQuant, path: str) -> bool:
 
 def module_quant(g: ModelGeometry, q: IntQuant, path: str,
                  experts: bool = False) -> IntQuant | None:
-    """The settings vLLM packs the module at `path` with (GPTQ's rules may change them), None
-    where it builds it unquantised."""
+    """The settings vLLM packs the module at `path` (kvcli's) with (GPTQ's rules may change
+    them), None where it builds it unquantised."""
+    # (every list is matched at vLLM's path: a wrapper builds its text model under a prefix,
+    # ``language_model.model.layers.N``, which a regex or a renamed name must meet)
+    path = vllm_text_path(g.architecture, path)
     shards = fused_of(g).get(path.split(".")[-1])
     if q.family == "gptq":
         return gptq_rules.module_quant(q, path, shards, g.source, experts) \
