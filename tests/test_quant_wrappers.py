@@ -17,10 +17,7 @@ from kvcore.models.weights import estimate_weights_bytes
 
 HERE = Path(__file__).resolve().parent / "data" / "weights_census" / "quant_wrappers"
 CASES = json.loads((HERE / "answers.json").read_text())["cases"]
-# (Gemma 3 under compressed-tensors: kvcli counts it unquantised and says so, see the README)
-UNMODELLED = ("gemma-3-mm-ct-w4a16-",)
-SIZED = [(name, tp) for name, case in CASES.items() if not name.startswith(UNMODELLED)
-         for tp in case["tp"]]
+SIZED = [(name, tp) for name, case in CASES.items() for tp in case["tp"]]
 
 
 def _bytes(name: str, tp: int) -> int:
@@ -32,7 +29,7 @@ def test_every_case_was_recorded_at_tp_1_and_2() -> None:
     assert sorted(CASES) == sorted(p.name.removesuffix(".config.json")
                                    for p in HERE.glob("*.config.json"))
     assert all(sorted(c["tp"]) == ["1", "2"] for c in CASES.values())
-    assert len(SIZED) == 72
+    assert len(SIZED) == 96
 
 
 @pytest.mark.parametrize(("name", "tp"), SIZED)
@@ -58,7 +55,12 @@ def test_every_rank_holds_vllms_bytes(name: str, tp: str) -> None:
     ("tiny-llava-clip-ct-w4a16-skip-mlp-bare", 2, 17_546_628),
     ("tiny-mistral3-ct-w4a16-skip-mlp-bare", 1, 4_513_652),
     # (ModelOpt: every spelling excludes it, as before)
-    ("tiny-mistral3-modelopt-fp8-skip-mlp-bare", 2, 4_791_688)])
+    ("tiny-mistral3-modelopt-fp8-skip-mlp-bare", 2, 4_791_688),
+    # (Gemma 3's SigLIP packed with the language model: kvcli counted all of it unquantised)
+    ("gemma-3-mm-ct-w4a16-skip-mlp-hf", 1, 18_390_164),
+    ("gemma-3-mm-awq-tower-packed-skip-mlp-hf", 2, 7_863_296),
+    ("gemma-3-mm-gptq-tower-packed-skip-mlp-bare", 1, 12_225_536),
+    ("gemma-3-mm-ct-w4a16-tower-packed-skip-mlp-bare", 2, 7_056_676)])
 def test_the_skipped_down_proj_is_sized_as_vllm_builds_it(name: str, tp: int,
                                                           total: int) -> None:
     assert sum(CASES[name]["tp"][str(tp)][0]["param_bytes_by_dtype"].values()) == total

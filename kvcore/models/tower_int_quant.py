@@ -27,13 +27,15 @@ from kvcore.models.vision_keys import VisionLinear, built_at, linears_loaded, ra
 
 _LLAVA = ("vision_tower", "multi_modal_projector")
 # (the classes whose tower takes the quant_config, with the prefixes of the modules they build
-# with it; OneVision's and PaliGemma's projectors are plain nn.Linear or take none)
+# with it; OneVision's and PaliGemma's projectors are plain nn.Linear or take none, Gemma 3's
+# is a bare weight)
 PREFIXES = {
     "LlavaForConditionalGeneration": _LLAVA,
     "LlavaNextForConditionalGeneration": _LLAVA,
     "Mistral3ForConditionalGeneration": _LLAVA,
     "LlavaOnevisionForConditionalGeneration": ("vision_tower",),
     "PaliGemmaForConditionalGeneration": ("vision_tower",),
+    "Gemma3ForConditionalGeneration": ("vision_tower",),
     "Glm4vForConditionalGeneration": ("visual",),
     "Glm4vMoeForConditionalGeneration": ("visual",),
     "Qwen3VLForConditionalGeneration": ("visual",),

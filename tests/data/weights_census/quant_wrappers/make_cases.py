@@ -15,7 +15,8 @@ TOWERS = HERE.parent / "quant_towers"
 HEADS = {"hf": "model.language_model.layers.1.", "vllm": "language_model.model.layers.1.",
          "bare": "model.layers.1."}
 MODULE = "mlp.down_proj"
-# Gemma 3's tower is left out whole, as its published AWQ checkpoints do (kvcli sizes it so)
+# Gemma 3's tower is left out whole, as its published AWQ checkpoints do, but in the
+# ``-tower-packed`` configs (its SigLIP takes the quant_config in gemma3_mm.py)
 GEMMA_TOWER = ["vision_tower", "multi_modal_projector"]
 
 
@@ -34,10 +35,12 @@ def listed(quant, name):
 def base(name):
     if name.startswith("gemma-3-mm-"):
         cfg = json.loads((HERE.parent / "fp8" / "gemma-3-mm-fp8.config.json").read_text())
-        method = name.removeprefix("gemma-3-mm-")
+        method = name.removeprefix("gemma-3-mm-").removesuffix("-tower-packed")
         q = json.loads((TOWERS / f"tiny-llava-clip-{method}.config.json").read_text())
         cfg["quantization_config"] = q["quantization_config"]
-        if method == "awq":
+        if name.endswith("-tower-packed"):
+            pass
+        elif method == "awq":
             cfg["quantization_config"]["modules_to_not_convert"] = list(GEMMA_TOWER)
         else:
             cfg["quantization_config"]["ignore"] += ["re:.*vision_tower.*",
@@ -52,7 +55,8 @@ BASES = [f"{m}-{q}" for m in ("tiny-llava-clip", "tiny-mistral3")
          for q in ("awq", "gptq", "ct-w4a16")] + [
     "qwen2.5-vl-7b-awq-skip-tower", "qwen2.5-vl-7b-gptq", "qwen2.5-vl-7b-ct-w4a16-ignore-tower",
     "tiny-llava-clip-modelopt-fp8", "tiny-mistral3-modelopt-fp8",
-    "gemma-3-mm-awq", "gemma-3-mm-ct-w4a16"]
+    "gemma-3-mm-awq", "gemma-3-mm-ct-w4a16", "gemma-3-mm-awq-tower-packed",
+    "gemma-3-mm-gptq-tower-packed", "gemma-3-mm-ct-w4a16-tower-packed"]
 if __name__ == "__main__":
     for b in BASES:
         for spelling, head in HEADS.items():

@@ -9,8 +9,9 @@ project root, the ModelOpt cases in a run of their own (their substitutions adde
 :/tmp/ct_pkgs
     R=tests/data/weights_census/quant_wrappers/record_quant_wrappers.py
     PY=~/.cache/vllm-oracle/venv/bin/python
-    timeout 3000 $PY $R $(cd ${R%/*} && ls *.config.json | grep -v modelopt | sed 's/.config.json//')
-    timeout 3000 $PY $R $(cd ${R%/*} && ls *modelopt*.config.json | sed 's/.config.json//')
+    C="$(cd ${R%/*} && ls *.config.json | sed 's/.config.json//')"
+    timeout 3000 $PY $R $(echo "$C" | grep -v modelopt)
+    timeout 3000 $PY $R $(echo "$C" | grep modelopt)
 
 It executes ../quant_towers/record_quant_towers.py (its substitutions: the KV-spec census's,
 ../int_quant's H100 platform, ../modelopt's when a case named holds "modelopt").
