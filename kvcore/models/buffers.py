@@ -52,6 +52,7 @@ from kvcore.models.interns1_pro import ARCH as INTERNS1_PRO
 from kvcore.models.interns1_pro import fope_rank_buffer_bytes
 from kvcore.models.k2_horizon import k2_rope_dim
 from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_rope_caches
+from kvcore.models.pangu_v2 import pangu_v2_rope_caches, sink_value_buffer_bytes
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, VISION_DEFAULTS
 from kvcore.models.qwen_vl import rotary_buffer_bytes
 from kvcore.models.rnj1 import RNJ1, rnj1_ropes
@@ -117,6 +118,8 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
         return gemma_rope_caches(cfg, g, get)
     if g.v4 is not None:        # (DeepSeek-V4: float32, one for its sliding-only layers, one
         return v4_rope_caches(cfg, g)   # for its compressed ones)
+    if g.pangu_sinks is not None:   # (openPangu Pro MoE V2's: its rotary part, no theta)
+        return pangu_v2_rope_caches(g, g.pangu_sinks)
     if g.layer_windows:         # (Domyn Edge's: float32, one a head size)
         return domyn_rope_caches(g)
     if g.model_type in MIMO_V2_TYPES:   # (a head size and base a layer kind)
@@ -240,6 +243,8 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
                                         g.max_position_embeddings, DTYPE_BYTES[g.dtype])
     if g.model_type in _GEMMA:
         n += DTYPE_BYTES[g.dtype]
+    if g.pangu_sinks is not None:   # (zero sink values, where the checkpoint has none)
+        n += sink_value_buffer_bytes(g, g.pangu_sinks, tp, attn)
     # (LongCat-Flash-Lite's n-gram buffers: the first stage's, with its embedding)
     n += g.class_buffers if first or not g.ngram_tables else 0
     if g.gemma is not None:

@@ -43,6 +43,7 @@ from kvcore.models.mimo_v2 import unmodelled as mimo_unmodelled
 from kvcore.models.molmo import MOLMO, molmo_fields
 from kvcore.models.nemotron_nas import DECILM, NEMOTRON_NAS, nas_fields
 from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_fields
+from kvcore.models.pangu_sinks import PANGU_V2, pangu_sink_fields
 from kvcore.models.sarvam import SARVAM_MLA, check_sarvam, sarvam_fields
 from kvcore.models.step3 import STEP3_TEXT, step3_fields, unsized_quant
 from kvcore.models.step3p5 import STEP3P5, step3p5_fields
@@ -58,6 +59,11 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     check_sarvam(g.architecture, t, c, source)
     if g.architecture == DOMYN:     # (a head size, a window and RoPE or none a layer)
         return replace(g, **domyn_fields(c, n_layers, g.num_kv_heads, g.head_dim, source))
+    if g.architecture == PANGU_V2:  # (sink attention, openPangu's norms, router and MoE)
+        return replace(g, **pangu_fields(get, g.moe_layers),
+                       **pangu_sink_fields(c, get, n_layers, source),
+                       weights_unmodelled="a quantised PanguProMoEV2ForCausalLM checkpoint's "
+                                          "weights" if quantised else "")
     unsized = unsized_quant(g.quantization, bool(g.fp8_ignored),
                             "Step3" if t == STEP3_TEXT else "Step-3.5")
     if t == DEEPSEEK_V4:

@@ -23,6 +23,7 @@ from kvcore.models.mamba_spec import (  # (re-exported: the Mamba spec's parts l
 )
 from kvcore.models.modelopt_quant import ModelOpt
 from kvcore.models.nemotron_nas import NasBlocks
+from kvcore.models.pangu_sinks import PanguSinks
 from kvcore.models.qwen3_5 import GDN_TYPES
 from kvcore.models.rope_cache import RopeCache
 from kvcore.models.sparse_mla import IndexerGeometry
@@ -190,6 +191,8 @@ class ModelGeometry:
     # Domyn Edge's window a layer (0: full) and its layers without RoPE (`models.domyn_edge`)
     layer_windows: tuple[int, ...] = ()
     nope_layers: tuple[bool, ...] = ()
+    # openPangu Pro MoE V2's static-sink attention (`kvcore.models.pangu_sinks`)
+    pangu_sinks: PanguSinks | None = None
     vision_experts: VisionExperts | None = None     # (ERNIE-4.5-VL's: `kvcore.models.ernie45`)
     # buffers a multimodal class registers itself, on every rank whatever its towers (bytes:
     # ERNIE-4.5-VL's visual token ids, `kvcore.models.ernie45_vl_tower`)

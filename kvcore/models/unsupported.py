@@ -82,8 +82,6 @@ NOT_MODELLED = {
         "an MBart decoder whose cross-attention caches the vision encoder's output")),
     "HfMoondream": "a text model built from config['text'] by Moondream's own keys (dim, "
                    "n_layers, n_kv_heads; MoE from moe.start_layer)",
-    "PanguProMoEV2ForCausalLM": "sink attention (param_sink_number static sink keys, values "
-                                "v_channels wide) and interleaved_sliding_window windows",
     # encoder-only pooling classes: EncoderOnlyAttention keeps no KV cache at all
     **dict.fromkeys(sorted(ENCODER_ONLY), "bidirectional (encoder-only) attention, for which it "
                                           "keeps no KV cache at all"),

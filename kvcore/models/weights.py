@@ -62,6 +62,7 @@ from kvcore.models.longcat_ngram import ngram_rank_params
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES
 from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_ledger
 from kvcore.models.nemotron_nas_weights import nas_ledger
+from kvcore.models.pangu_v2 import pangu_v2_ledger
 from kvcore.models.rank_params import FP32_ROUTERS, Ledger
 from kvcore.models.sparse_mla import layer_geometry
 from kvcore.models.step3 import STEP3_TEXT, step3_ledger
@@ -92,6 +93,8 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
         return v4_ledger(g, tp, *stage)
     if g.layer_windows:         # (Domyn Edge's head size a layer)
         return domyn_ledger(g, tp)
+    if g.pangu_sinks is not None:   # (openPangu Pro MoE V2's sink attention)
+        return pangu_v2_ledger(g, g.pangu_sinks, tp, *stage)
     if g.nas is not None:       # (Nemotron-NAS: heads and MLP width a layer)
         return nas_ledger(g, g.nas, tp, *stage)
     if g.model_type == KIMI_LINEAR:     # (KDA layers beside MLA: `kimi_linear_weights`)

@@ -14,6 +14,7 @@ from kvcore.models.geometry import ModelGeometry
 from kvcore.models.mimo_v2 import MIMO_V2_TYPES, refuse_mimo_tp
 from kvcore.models.moe_required import refuse_expert_split
 from kvcore.models.nemotron_nas import refuse_nas_tp
+from kvcore.models.pangu_v2 import refuse_sink_tp
 from kvcore.models.quantization import check_build
 from kvcore.models.tower_int_quant import LLM_FIRST
 from kvcore.models.zamba2_weights import refuse_zamba2_tp
@@ -66,6 +67,8 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
         raise InputError(f"{g.name}'s {g.mamba.n_heads} Kimi Delta Attention heads "
                          "(linear_attn_config.num_heads) do not split over the ranks, and vLLM "
                          f"refuses to build it; got {tp}", field="tensor_parallel_size")
+    if g.pangu_sinks is not None:   # (its sink attention splits KV heads, never replicates)
+        refuse_sink_tp(g, g.pangu_sinks, tp)
     kv = g.num_kv_heads
     if g.model_type == "gpt_oss" and 0 < kv < tp:
         # (gpt_oss.py:156 gives a rank num_key_value_heads // tp KV heads, 0 below one a rank,

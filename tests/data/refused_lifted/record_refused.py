@@ -33,7 +33,9 @@ CASES = {"sarvam-105b": (4096, [70 * GIB]),
          "tiny-longcat-ngram-notype": (4096, []), "tiny-longcat-no-ngram": (4096, []),
          "tiny-rnj1": (4096, [1 * GIB]), "rnj-1": (32768, [60 * GIB]),
          "tiny-rnj1-norope": (4096, []),
-         "tiny-rnj1-partial": (4096, []), "tiny-domyn-edge": (4096, [1 * GIB])}
+         "tiny-rnj1-partial": (4096, []), "tiny-domyn-edge": (4096, [1 * GIB]),
+         "pangu-pro-moe-v2": (32768, [60 * GIB]), "tiny-pangu-v2-sink": (2048, [1 * GIB]),
+         "tiny-pangu-v2-sinkv": (4096, [1 * GIB])}
 # the backend a case is built with where it is not the default pick (Rnj1's chunked layers
 # assert TRITON_ATTN: `vllm serve --attention-backend TRITON_ATTN`); a case named
 # "<config> default" is built with the default pick, to record vLLM's refusal (alone in its
@@ -80,7 +82,7 @@ def record(name):
                 ranks.append(r.weights(b.build(b.model_config(cfg, mml), tp, rank)[0],
                                        detail=rank == 0))
             except Exception as e:       # vLLM's own refusal (a head count TP does not divide)
-                ranks.append({"refused": f"{type(e).__name__}: {e}"[:400]})
+                ranks.append({"refused": textwrap.wrap(f"{type(e).__name__}: {e}"[:400], 90)})
             print(name, f"TP {tp} rank {rank}", f"{time.perf_counter() - t0:.1f} s",
                   file=sys.stderr, flush=True)
             if "refused" in ranks[-1]:

@@ -46,3 +46,22 @@ _register = register
 def register():
     _register()
     AutoConfig.register("domyn_edge", DomynEdgeConfig, exist_ok=True)
+
+
+class PanguProMoEV2Config(PretrainedConfig):
+    """openPangu Pro MoE V2's remote class (model_type ``pangu_pro_moe_v2``, a guess): every
+    key kept, none defaulted, so openpangu.py's hasattr / getattr tests read the file."""
+    model_type = "pangu_pro_moe_v2"
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+
+
+SUBSTITUTIONS.append("4. pangu_pro_moe_v2: a PretrainedConfig keeping the file's keys "
+                     "(stand_ins.py)")
+_register_domyn = register
+
+
+def register():
+    _register_domyn()
+    AutoConfig.register("pangu_pro_moe_v2", PanguProMoEV2Config, exist_ok=True)

@@ -88,7 +88,7 @@ REFUSED = [
     "IQuestLoopCoderForCausalLM", "DoryForCausalLM",
     "MiMoV2OmniForCausalLM", "InternS2MobiusForConditionalGeneration",
     "NemotronParseForConditionalGeneration", "RadioMBartPrefixForCausalLM", "HfMoondream",
-    "PanguProMoEV2ForCausalLM", "BertModel", "RobertaForSequenceClassification",
+    "BertModel", "RobertaForSequenceClassification",
     "XLMRobertaModel", "ModernBertModel", "GteNewModel", "NomicBertModel", "HF_ColBERT",
     "SiglipModel", "LlamaBidirectionalModel", "DeepseekV3BidirectionalModel",
     "EmbeddingGemma2Model",
