@@ -3,7 +3,8 @@ on the meta device from a stand-in config class (tests/data/refused_lifted/answe
 static-sink attention's SinkFullAttentionSpec (K qk_nope_dim + qk_rope_dim wide, V v_channels
 wide; interleaved_sliding_window never reaches the spec), one group, the blocks vLLM plans, and
 the weights and buffers (sink keys, values or their zero buffer, the rotary part's RoPE cache)
-of every rank at TP 1, 2, 4 and 8. Before: refused by name."""
+of every rank at TP 1, 2, 4 and 8: 59 specs, 3 plans and 33 built ranks equal (tiny at TP 4
+and 8 refused by both). Before: refused by name."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from kvcore.sizing.resolve import resolve_kv_cache_config
 from tests.census_rows import built_ranks
 
 DATA = Path(__file__).parent / "data" / "refused_lifted"
-NAMES = ("tiny-pangu-v2-sink",)
+NAMES = ("tiny-pangu-v2-sink", "tiny-pangu-v2-sinkv", "pangu-pro-moe-v2")
 CASES = {n: json.loads((DATA / "answers.json").read_text())["cases"][n] for n in NAMES}
 GiB = 1 << 30
 
@@ -95,3 +96,12 @@ def test_the_layers_kvcli_does_not_model_are_refused_in_one_line() -> None:
     with pytest.raises(InputError) as e:
         _read("tiny-pangu-v2-sink", v_channels=None)
     assert e.value.field == "v_channels"
+
+
+def test_a_block_the_sinks_do_not_fill_is_refused_as_vllm_asserts() -> None:
+    """32 sinks: blocks of 16 and 32 take them (the spec's page scales), 64 is refused."""
+    g = _read("tiny-pangu-v2-sink")
+    assert layer_specs(g, block_size=32)["layers.0"].page_size_bytes == 2 * 6144
+    with pytest.raises(InputError, match="32 sink tokens") as e:
+        layer_specs(g, block_size=64)
+    assert e.value.field == "block_size"

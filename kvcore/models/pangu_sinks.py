@@ -57,3 +57,12 @@ def pangu_sink_fields(c: dict[str, Any], get: Callable[..., Any], n: int,
     sinks = PanguSinks(_width(get, "param_sink_number", source), bool(
         get("param_sink_with_value", False)), rope, bool(get("qkv_bias", biased)), biased)
     return {"head_dim": head, "layer_v_dims": (v,) * n, "pangu_sinks": sinks}
+
+
+def refuse_sink_block(s: PanguSinks, block_size: int) -> None:
+    """SinkFullAttentionManager asserts the sinks fill whole blocks: vLLM fails to start."""
+    if s.sinks % block_size:
+        raise InputError(f"{block_size}: PanguProMoEV2ForCausalLM's {s.sinks} sink tokens "
+                         "(param_sink_number) must fill whole blocks, as vLLM 0.33's "
+                         "SinkFullAttentionManager asserts (it fails to start)",
+                         field="block_size")

@@ -31,6 +31,7 @@ from __future__ import annotations
 from kvcore.models.deepseek_v4_specs import v4_layer_specs
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.mamba_spec import model_mamba_spec
+from kvcore.models.pangu_sinks import refuse_sink_block
 from kvcore.models.sparse_mla import refuse_ds_mla, sparse_layer_specs
 from kvcore.specs import (
     ChunkedLocalAttentionSpec,
@@ -77,6 +78,8 @@ def layer_specs(g: ModelGeometry, *, block_size: int | None = None, kv_cache_dty
         return v4_layer_specs(g, block_size=block_size, kv_cache_dtype=kv_cache_dtype)
     given_block, block_size = block_size, DEFAULT_BLOCK_SIZE if block_size is None else block_size
     refuse_ds_mla(g, kv_cache_dtype)
+    if g.pangu_sinks is not None:   # (its sinks written into whole blocks)
+        refuse_sink_block(g.pangu_sinks, block_size)
     kv_dtype = g.dtype if kv_cache_dtype == "auto" else kv_cache_dtype
     heads = kv_heads_per_worker(g.num_kv_heads, tp)
     mamba = None
