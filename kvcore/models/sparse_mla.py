@@ -163,8 +163,12 @@ def sparse_layer_specs(name: str, layer: int, indexer: IndexerGeometry, latent: 
 
 def layer_geometry(g: ModelGeometry, layer: int) -> ModelGeometry:
     """`g` as decoder layer `layer` is built: without the indexer (no weights, no cache) where
-    IndexCache skips it; with the layer's own query heads (Step-3.5's sliding layers); the
-    weights' per-layer loops count each layer through it."""
+    IndexCache skips it; with the layer's own query heads (Step-3.5's sliding layers), KV heads
+    and MLP width (Nemotron-NAS's block_configs); the weights' per-layer loops count each layer
+    through it."""
+    if g.nas is not None:   # (a no-op attention keeps the model's heads: it builds none)
+        return replace(g, num_kv_heads=g.nas.kv_heads[layer] or g.num_kv_heads,
+                       intermediate_size=g.nas.ffn_widths[layer])
     if g.layer_heads and g.layer_heads[layer] != g.num_attention_heads:
         return replace(g, num_attention_heads=g.layer_heads[layer])
     ix = g.mla.indexer if g.mla is not None else None

@@ -96,7 +96,11 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     if g.pangu_sinks is not None:   # (openPangu Pro MoE V2's sink attention)
         return pangu_v2_ledger(g, g.pangu_sinks, tp, *stage)
     if g.nas is not None:       # (Nemotron-NAS: heads and MLP width a layer)
-        return nas_ledger(g, g.nas, tp, *stage)
+        led = nas_ledger(g, g.nas, tp, *stage)
+        if g.quantization == "fp8":     # (its linears' scales, attention's q/k/v/prob scales)
+            led.fp32 += _fp8_layer_scales(g, tp, layer_range)
+            led.model += 4 * sum(1 for i in _in(layer_range, g) if g.nas.kv_heads[i])
+        return led
     if g.model_type == KIMI_LINEAR:     # (KDA layers beside MLA: `kimi_linear_weights`)
         return kimi_linear_ledger(g, tp, *stage)
     if g.zamba is not None:     # (shared blocks and their uses: `kvcore.models.zamba2_weights`)
@@ -229,7 +233,8 @@ def _fp8_layer_scales(g: ModelGeometry, tp: int, layers: range | None) -> int:
     linears and experts, for the classes whose ledgers are their own (Step3's, Step-3.5's)."""
     out = 0
     for i in _in(layers, g):
-        kind, moe = g.layer_kinds[i], g.moe_layers[i]
+        kind = g.layer_kinds[i]
+        moe = g.moe_layers[i] if i < len(g.moe_layers) else False
         one = layer_geometry(g, i)
         out += _fp8_scales(one, tp, fp8_shapes.layer_linears(one, tp, kind, moe,
                                                               rp.shared_width(g)), moe)
