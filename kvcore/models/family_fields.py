@@ -103,9 +103,8 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     if t in (ERNIE_MOE, ERNIE_VL):
         return replace(g, **ernie_fields(written, t, n_layers, g.num_experts, get, source))
     if t == NEMOTRON_NAS or g.architecture == DECILM:   # (block_configs: a layer's heads, MLP)
-        # (ModelOpt and fp8 without ignored_layers sized: `nemotron_nas_weights`)
-        sized = g.modelopt is not None or g.quantization == "fp8" \
-            and not set(g.fp8_ignored) - {"lm_head"}
+        # (ModelOpt and fp8 sized: `kvcore.models.weights`)
+        sized = g.modelopt is not None or g.quantization == "fp8"
         return replace(g, **nas_fields(c, n_layers, g.num_attention_heads, g.hidden_size,
                                        g.head_dim, quantised and not sized, source))
     if t == MOLMO:

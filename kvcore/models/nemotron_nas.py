@@ -115,8 +115,8 @@ def nas_fields(c: dict[str, Any], n_layers: int, heads: int, hidden: int, head_d
     return {"nas": nas, "layer_kinds": tuple("full" if k else "mlp" for k in nas.kv_heads),
             "num_kv_heads": next(k for k in nas.kv_heads if k),
             "layer_dims": tuple((k, head_dim) for k in nas.kv_heads),
-            "weights_unmodelled": ("a quantised Nemotron-NAS checkpoint's weights"
-                                   if quantised else "")}
+            "weights_unmodelled": ("a quantised Nemotron-NAS checkpoint's weights (but "
+                                   "ModelOpt's and fp8's)" if quantised else "")}
 
 
 def refuse_nas_tp(nas: NasBlocks, name: str, tp: int) -> None:

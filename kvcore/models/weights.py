@@ -100,6 +100,8 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
         if g.quantization == "fp8":     # (its linears' scales, attention's q/k/v/prob scales)
             led.fp32 += _fp8_layer_scales(g, tp, layer_range)
             led.model += 4 * sum(1 for i in _in(layer_range, g) if g.nas.kv_heads[i])
+            for i in _in(layer_range, g) if g.fp8_ignored else ():
+                _fp8_unquantised(layer_geometry(g, i), tp, i, g.layer_kinds[i], False, led)
         return led
     if g.model_type == KIMI_LINEAR:     # (KDA layers beside MLA: `kimi_linear_weights`)
         return kimi_linear_ledger(g, tp, *stage)
@@ -169,17 +171,7 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
             led.layer += g.num_experts * g.hidden_size
             led.fp32 += fp8_scales.rank_scales(g, [gate])
         if g.quantization == "fp8" and g.fp8_ignored:
-            # the linears the checkpoint leaves unquantised: in the model dtype, no scales
-            skips = layer_skips(g, i, kind, moe)
-            plain = [lin for lin in fp8_shapes.layer_linears(g, tp, kind, moe, shared)
-                     if lin[0] in skips]
-            n = sum(sum(parts) * inp for _, parts, inp, _ in plain)
-            if "experts" in skips:
-                n += g.num_experts * (2 if g.model_type == "nemotron_h" else 3) * \
-                    g.hidden_size * g.moe_intermediate_size // tp
-            led.layer -= n
-            led.model += n
-            led.fp32 -= _fp8_scales(g, tp, plain, "experts" in skips)
+            _fp8_unquantised(g, tp, i, kind, moe, led)
         if g.quantization == "fp8":
             led.fp32 += _fp8_scales(g, tp, fp8_shapes.layer_linears(g, tp, kind, moe, shared),
                                     moe and bool(g.num_experts))
@@ -214,6 +206,22 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
             vision_experts_layer(g.vision_experts, g.hidden_size, g.intermediate_size, shared,
                                  moe, i, tp, led)
     return led
+
+
+def _fp8_unquantised(g: ModelGeometry, tp: int, i: int, kind: str, moe: bool,
+                     led: Ledger) -> None:
+    """Layer `i`'s linears an fp8 checkpoint leaves unquantised (`g` as the layer is built):
+    in the model dtype, no scales."""
+    skips = layer_skips(g, i, kind, moe)
+    plain = [lin for lin in fp8_shapes.layer_linears(g, tp, kind, moe, rp.shared_width(g))
+             if lin[0] in skips]
+    n = sum(sum(parts) * inp for _, parts, inp, _ in plain)
+    if "experts" in skips:
+        n += g.num_experts * (2 if g.model_type == "nemotron_h" else 3) * \
+            g.hidden_size * g.moe_intermediate_size // tp
+    led.layer -= n
+    led.model += n
+    led.fp32 -= _fp8_scales(g, tp, plain, "experts" in skips)
 
 
 def _fp8_scales(g: ModelGeometry, tp: int, linears: list[fp8_scales.Linear],
