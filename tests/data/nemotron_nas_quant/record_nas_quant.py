@@ -13,7 +13,7 @@ for the stand-in config class and its build. From the project root:
         flock /tmp/vllm-build.lock nice -n 19 $R/venv/bin/python \\
         tests/data/nemotron_nas_quant/record_nas_quant.py [NAME ...]
 """
-import importlib.util, json, sys, time
+import importlib.util, json, sys, textwrap, time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -61,9 +61,9 @@ def main():
     rn.rc.rqn.rmm_main_env()
     path = HERE / "answers.json"
     answers = json.loads(path.read_text()) if path.exists() else {"cases": {}}
-    answers["substitutions"] = rmo.SUBSTITUTIONS + [
+    answers["substitutions"] = [textwrap.wrap(s, 90) for s in rmo.SUBSTITUTIONS + [
         "nemotron-nas: ../nemotron_nas/nas_config.DeciLMConfig (the remote config class's "
-        "stand-in)", "attention backend: FLASH_ATTN"]
+        "stand-in)", "attention backend: FLASH_ATTN"]]
     todo = {p.name[:-len(".config.json")]: json.loads(p.read_text())
             for p in sorted(HERE.glob("*.config.json"))}
     for name in sys.argv[1:] or list(todo):
