@@ -56,3 +56,34 @@ def test_a_ranks_weights_are_vllms(name: str, tp: str) -> None:
     g = read_hf_config(_cfg(name), source=f"{name}.json")
     check_build(g, int(tp), False)
     assert estimate_weights_bytes(g, int(tp)) == sum(rank["param_bytes_by_dtype"].values())
+
+
+@pytest.mark.parametrize(("name", "tp", "blocks"), [
+    ("super-49b-v1_5-modelopt-fp8", "1", 8_415), ("super-49b-v1_5-modelopt-fp8", "2", 33_013),
+    ("super-49b-v1_5-modelopt-nvfp4", "1", 14_922),
+    ("super-49b-v1_5-modelopt-nvfp4", "2", 39_521),
+    ("super-49b-v1_5-fp8", "1", 8_415), ("super-49b-v1_5-fp8", "2", 33_013)])
+def test_80_gib_as_vllm_plans_it(name: str, tp: str, blocks: int) -> None:
+    """`kvcli config --gpu-memory-gib 80`: 80 GiB x 0.92 less a rank's weights and buffers as
+    vLLM built them; vLLM's planner on what is left gives the same blocks (before: refused,
+    asking for --weights-gib)."""
+    rank0 = CASES[name]["tp"][tp]
+    plan = rank0["planning_80_gib"]
+    r = _config(name, "--tensor-parallel-size", tp, "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    weights = sum(rank0["param_bytes_by_dtype"].values())
+    buffers = sum(rank0["buffer_bytes_by_dtype"].values())
+    assert d["memory"]["available_kv_cache_bytes"] == int(80 * GiB * 0.92) - weights - buffers \
+        == plan["available"]
+    assert (d["num_blocks"], d["kv_cache_tokens"]) == (
+        plan["num_blocks"], plan["kv_cache_tokens"]) == (blocks, blocks * 16)
+
+
+def test_other_methods_still_ask_for_the_weights() -> None:
+    """AWQ is not counted for this class: refused, the measured size asked for."""
+    cfg = {**_cfg("tiny-nas-a-fp8"), "quantization_config": {
+        "quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True}}
+    g = read_hf_config(cfg, source="x.json")
+    with pytest.raises(InputError, match="but ModelOpt's and fp8's"):
+        estimate_weights_bytes(g, 1)
