@@ -41,6 +41,7 @@ from kvcore.models.longcat_ngram import ngram_fields
 from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_fields
 from kvcore.models.mimo_v2 import unmodelled as mimo_unmodelled
 from kvcore.models.molmo import MOLMO, molmo_fields
+from kvcore.models.molmo2 import MOLMO2_TEXT, molmo2_fields
 from kvcore.models.nemotron_nas import DECILM, NEMOTRON_NAS, nas_fields
 from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_fields
 from kvcore.models.pangu_sinks import PANGU_V2, pangu_sink_fields
@@ -109,6 +110,8 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
                                        g.head_dim, quantised and not sized, source))
     if t == MOLMO:
         return replace(g, **molmo_fields(c, g))
+    if t == MOLMO2_TEXT:
+        return replace(g, **molmo2_fields(c, g))
     if t == ZAMBA2:         # (a quantised one's weights not counted)
         return replace(g, zamba=zamba2_blocks(c, source), weights_unmodelled=(
             "a quantised Zamba2 checkpoint's weights" if quantised else ""))

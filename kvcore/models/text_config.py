@@ -22,6 +22,7 @@ from kvcore.models.internvl_chat import awq_patched
 from kvcore.models.longcat_ngram import typed
 from kvcore.models.midashenglm import qwen2_text
 from kvcore.models.molmo import MOLMO, molmo_text
+from kvcore.models.molmo2 import is_molmo2, molmo2_text
 from kvcore.models.qwen3_asr import ARCH as QWEN3_ASR
 from kvcore.models.qwen3_asr import asr_thinker
 from kvcore.models.qwen_omni import OMNI, thinker
@@ -47,6 +48,8 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
     c = canonical(text_config(cfg, source), source)
     if c.get("model_type") == MOLMO:    # (its fused MLP width, padded vocabulary, ...)
         c = molmo_text(c, source)
+    if is_molmo2(cfg):      # (its qkv_bias, added vocabulary, untied head)
+        c = molmo2_text(cfg, c, source)
     for given, at in ((cfg, ""), (c, f"{where[0]}." if where and c is not cfg else "")):
         if not isinstance(given.get("model_type", ""), str):
             raise InputError(f"must be a string, got {clipped(given['model_type'])}",

@@ -52,6 +52,7 @@ from kvcore.models.minicpmv import minicpmv_params
 from kvcore.models.minicpmv4_6 import ARCHS as MINICPMV4_6
 from kvcore.models.minicpmv4_6 import minicpmv4_6_params
 from kvcore.models.molmo import molmo_tower
+from kvcore.models.molmo2 import MOLMO2, molmo2_tower
 from kvcore.models.moonvit import k25_vision_params, kimi_vl_vision_params
 from kvcore.models.opencua import opencua_params
 from kvcore.models.ovis_navit import OVIS2_5_ARCHS, ovis2_5_params
@@ -120,6 +121,7 @@ BY_ARCH: dict[str, Tower] = {
     "DeepseekVLV2ForCausalLM": lambda c, a, h, s, d: deepseek_vl2_params(c, s),
     **_each(KEYE_ARCHS, lambda c, a, h, s, d: keye_params(c, a, h, s)),
     "MolmoForCausalLM": lambda c, a, h, s, d: molmo_tower(c, h),
+    MOLMO2: lambda c, a, h, s, d: molmo2_tower(c, s),
     **_each(NEMOTRON_VL, lambda c, a, h, s, d: radio_params(c, h, s, DTYPE_BYTES[d])),
     # (an HF config.json without downsample_factor: refused, as vLLM refuses it)
     "VoxtralForConditionalGeneration": lambda c, a, h, s, d: voxtral_params(c, h, s),

@@ -61,6 +61,8 @@ PUBLISHED = {"MiniCPMV": "minicpm-v-2_6", "Phi3VForCausalLM": "phi-3.5-vision-in
              # (Nemotron Nano VL V2's and Molmo's: ../weights_census/mm_nemo/)
              "NemotronH_Nano_VL_V2": "../mm_nemo/nvidia-nemotron-nano-12b-v2-vl-bf16",
              "MolmoForCausalLM": "../mm_nemo/molmo-7b-d-0924",
+             # (Molmo2's remote code, rewritten: ../weights_census/mm_molmo2/)
+             "Molmo2ForConditionalGeneration": "../mm_molmo2/molmo2-8b",
              # (MiniCPM-o's and Intern-S1-Pro's: ../weights_census/mm_audio/)
              "MiniCPMO": "../mm_audio/minicpm-o-2_6",
              "InternS1ProForConditionalGeneration": "../mm_audio/intern-s1-pro-bf16",

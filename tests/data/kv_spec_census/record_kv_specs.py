@@ -56,11 +56,11 @@ import nemo_vl_config
 molmo_config.register()
 nemo_vl_config.register()
 # MiniCPM-o's and Intern-S1-Pro's, rewritten the same way (../weights_census/mm_audio/)
-sys.path[:0] = [f"{HERE.parent}/weights_census/{d}" for d in ("mm_audio", "mm_ocr", "mm_towers12")]
-import interns1_pro_config, ocr_stand_ins as ocr, kv_stand_ins as ks  # (stand-ins: docstrings)
+sys.path[:0] = [f"{HERE.parent}/weights_census/mm_{d}" for d in "audio ocr towers12 molmo2".split()]
+import interns1_pro_config, molmo2_config, ocr_stand_ins as ocr, kv_stand_ins as ks
 import minicpmo_config
 minicpmo_config.register()
-interns1_pro_config.register()
+interns1_pro_config.register(), molmo2_config.register()   # (Molmo2's: mm_molmo2/)
 # InternLM2's remote config class: internvl_chat_config's rewrite (LlamaConfig and its bias)
 from transformers import AutoConfig
 AutoConfig.register("internlm2", internvl_chat_config.InternLM2Config, exist_ok=True)
@@ -159,7 +159,7 @@ GDN_TYPES = ("qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_mo
 SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + internvl_chat_config.SUBSTITUTIONS + ocr.SUBSTITUTIONS + (
     remote_configs.SUBSTITUTIONS) + ernie_config.SUBSTITUTIONS + (
     keye_config.SUBSTITUTIONS) + nemo_vl_config.SUBSTITUTIONS + (
-    molmo_config.SUBSTITUTIONS) + minicpmo_config.SUBSTITUTIONS + (
+    molmo_config.SUBSTITUTIONS) + minicpmo_config.SUBSTITUTIONS + molmo2_config.SUBSTITUTIONS + (
     interns1_pro_config.SUBSTITUTIONS) + census_configs.SUBSTITUTIONS + ks.SUBSTITUTIONS + [
     "FoPE's inverse frequencies (FourierRotaryEmbedding._compute_inv_freq: a boolean "
     "selection, torch.nonzero, which the meta device cannot size) computed on the CPU, then "
