@@ -61,8 +61,9 @@ def test_every_registry_architecture_has_a_row() -> None:
     # tiny one) with the remote-code config classes rewritten: weights_census/mm_ovis, and
     # Kanana-V's, the same way; UltravoxModel's, its published config with the text and audio
     # configs written out: weights_census/mm_audio2; 187: DeciLMForCausalLM's, with the
-    # stand-in of its remote config class: nemotron_nas)
-    assert len(BUILT) == 187
+    # stand-in of its remote config class: nemotron_nas; 188: Molmo2's, its remote config
+    # class rewritten: weights_census/mm_molmo2)
+    assert len(BUILT) == 188
     # (the Mamba-only rows, recorded while other changes modelled them: equal where built
     # (Zamba2 since tests/data/zamba2); LFM2's default config lacks the block_dim vLLM needs)
     assert set(ANSWERS["another_helper"]) - set(BUILT) == {"Lfm2ForCausalLM"}

@@ -55,12 +55,15 @@ def molmo2_text(cfg: dict[str, Any], c: dict[str, Any], source: str) -> dict[str
 
 
 def molmo2_fields(c: dict[str, Any], g: ModelGeometry) -> dict[str, Any]:
-    """The geometry's q/k norms and added embedding rows."""
+    """The geometry's q/k norms and added embedding rows; a quantised checkpoint's weights
+    not counted (its tower's linears take the quant_config, which kvcli does not size)."""
     qk = bool(c.get("use_qk_norm"))
     olmo = qk and c.get("qk_norm_type") != "qwen3"
     return {"qk_norm": qk, "added_vocab": c.get("additional_vocab_size") or 0,
             "qk_norm_width": (g.num_attention_heads + g.num_kv_heads) * g.head_dim
-            if olmo else 0}
+            if olmo else 0,
+            "weights_unmodelled": g.weights_unmodelled or (
+                "a quantised Molmo2 checkpoint's vision tower" if g.quantization else "")}
 
 
 def molmo2_tower(cfg: dict[str, Any], source: str) -> VisionParams:
