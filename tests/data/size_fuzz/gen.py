@@ -19,7 +19,14 @@ ROWS = json.loads((HERE.parent / "kv_spec_census" / "answers.json").read_text())
 # configs typed in elsewhere under tests/data (as rows: {"config", "specs": the file's name})
 EXTRA = {"NemotronHForCausalLM": "mamba/nemotron-nano-9b-v2.config.json",
          "Lfm2ForCausalLM": "lfm2/tiny-lfm2.config.json",
-         "Lfm2MoeForCausalLM": "lfm2/tiny-lfm2-moe.config.json"}
+         "Lfm2MoeForCausalLM": "lfm2/tiny-lfm2-moe.config.json",
+         # (the classes kvcli sized since seed 0; record.py registers their stand-in configs)
+         "MiMoV2FlashForCausalLM": "mimo_v2/tiny-mimo-v2.config.json",
+         "KimiLinearForCausalLM": "kimi_linear/tiny-kimi-linear.config.json",
+         "SarvamMLAForCausalLM": "refused_lifted/tiny-sarvam-mla.config.json",
+         "LongcatFlashNgramForCausalLM": "refused_lifted/tiny-longcat-ngram.config.json",
+         "Rnj1ForCausalLM": "refused_lifted/tiny-rnj1.config.json",
+         "DomynEdgeForCausalLM": "refused_lifted/tiny-domyn-edge.config.json"}
 for _arch, _path in EXTRA.items():
     ROWS[_arch] = {"config": json.loads((HERE.parent / _path).read_text()), "specs": _path}
 P = 0.45
@@ -70,6 +77,8 @@ def cut_layers(tc, old, new, changed):
         elif isinstance(v, list) and k in ("mlp_only_layers", "no_rope_layers_idx",
                                            "attn_layer_indices", "moe_layers"):
             tc[k] = [i for i in v if isinstance(i, int) and i < new]
+        elif k == "per_layer_config" and isinstance(v, dict):
+            tc[k] = {i: o for i, o in v.items() if int(i) < new}   # (Domyn Edge's overrides)
         elif k == "moe_layers_enum" and isinstance(v, str):
             tc[k] = ",".join(i for i in v.split(",") if i.strip() and int(i) < new)
     for k in ("num_kv_shared_layers",):

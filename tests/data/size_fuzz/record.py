@@ -29,8 +29,9 @@ _spec.loader.exec_module(rks)                   # vLLM imported, the census's su
 rc = rks.rc
 
 import torch
-from vllm.config import (CacheConfig, DeviceConfig, LoadConfig, ModelConfig, ParallelConfig,
-                         VllmConfig, set_current_vllm_config)
+import new_classes                             # (after vLLM's import: the census's)
+from vllm.config import (CacheConfig, DeviceConfig, KernelConfig, LoadConfig, ModelConfig,
+                         ParallelConfig, VllmConfig, set_current_vllm_config)
 from vllm.model_executor.model_loader.utils import initialize_model
 from vllm.platforms import current_platform
 from vllm.platforms.interface import Platform
@@ -51,7 +52,7 @@ _fa.flash_attn_supports_kv_cache_dtype = lambda *a, **k: True
 SUBSTITUTIONS = ["every one of ../kv_spec_census/record_kv_specs.py's (its answers.json)",
                  "FLASH_ATTN: flash_attn_supports_kv_cache_dtype() true (FA3 on an H100)",
                  "KV cache layout NHD (FLASH_ATTN's on an H100; it orders a tensor's strides, "
-                 "no size)"]
+                 "no size)"] + new_classes.SUBSTITUTIONS
 
 
 def refusal(e):
@@ -70,7 +71,10 @@ def vllm_config(cfg, opts):
              "cache_dtype": opts["kv_cache_dtype"]}
     if opts["block_size"] is not None:
         cache["block_size"] = opts["block_size"]
-    return mc, VllmConfig(model_config=mc,
+    # (Kimi Linear's recorder: no JIT warm-up, which builds no tensor)
+    kimi = "kimi" in mc.hf_config.model_type
+    kernel = {"kernel_config": KernelConfig(enable_jit_warmup=False)} if kimi else {}
+    return mc, VllmConfig(model_config=mc, **kernel,
                           parallel_config=ParallelConfig(tensor_parallel_size=opts["tp"]),
                           cache_config=CacheConfig(**cache),
                           device_config=DeviceConfig(device="cpu"),
@@ -84,7 +88,9 @@ def build(cfg, opts):
     backend = (AttentionBackendEnum.FLASH_ATTN_MLA_SPARSE if sparse
                else AttentionBackendEnum.TRITON_MLA if mc.use_mla
                else AttentionBackendEnum.FLASH_ATTN)
-    current_platform.get_attn_backend_cls = lambda *a, **k: backend.get_path()
+    current_platform.get_attn_backend_cls = (
+        new_classes.install((cfg.get("architectures") or [""])[0])
+        or (lambda *a, **k: backend.get_path()))
     if mc.is_hybrid:
         gdn = getattr(mc.hf_text_config, "model_type", "") in rks.GDN_TYPES
         rks.abstract.get_mamba_prefill_checkpoint_alignment = (
