@@ -11,7 +11,8 @@ QKV_BIAS_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl",  # (the VL: Qw
                   # (their text_config's model_type in transformers 5: tests/data/size_fuzz)
                   "qwen2_vl_text", "qwen2_5_vl_text",
                   "dots_ocr",     # (dots.ocr's Qwen2ForCausalLM)
-                  "phimoe")       # (phimoe.py: qkv and o biased whatever attention_bias says)
+                  "phimoe",       # (phimoe.py: qkv and o biased whatever attention_bias says)
+                  "gpt_oss")      # (gpt_oss.py: bias=True on qkv and o, never read)
 # Model types whose QKV bias is another key's, not ``attention_bias``: Qwen3-Next's and Qwen3.5's
 # ``qkv_bias`` (qwen3_next.py's attention; its o_proj never biased). Found by tests/data/size_fuzz
 BIAS_KEYS = {"qwen3_next": "qkv_bias", "qwen3_5_text": "qkv_bias", "qwen3_5_moe_text": "qkv_bias"}

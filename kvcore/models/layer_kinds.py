@@ -73,6 +73,9 @@ def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
         return mimo_kinds(c, n, source)
     if model_type == ZAMBA2:
         return zamba2_kinds(c)
+    if model_type == "gpt_oss":
+        # (gpt_oss.py slides the even layers whatever layer_types lists: it never reads it)
+        return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
     types = c.get("layer_types")
     explicit = None if types is None else _listed_kinds(types, n, source)
     if is_domyn(c):     # (a window a layer)
@@ -94,8 +97,6 @@ def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
         p = get_dim("sliding_window_pattern")
         return tuple("full" if (i + 1) % p == 0 else "sliding" for i in range(n))
     if model_type == "gemma2":
-        return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
-    if model_type == "gpt_oss":
         return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
     if model_type == "jamba":
         period, offset = jamba_layout("attn", get, get_dim, source)
