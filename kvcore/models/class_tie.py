@@ -26,6 +26,10 @@ NEVER_TIED = frozenset({
 # from the embedding, no lm_head (gemma2.py's Gemma2ForCausalLM, gemma3n.py's)
 ALWAYS_TIED = frozenset({"Gemma2ForCausalLM", "Gemma3nForCausalLM", "Lfm2ForCausalLM",
                          "Lfm2MoeForCausalLM", "Zamba2ForCausalLM"})
+# refuse a tied head as they are built (gpt_j.py:261, beam/nvidia/model.py:386; vLLM's words).
+# Found by tests/data/size_fuzz, seed 1
+TIE_REFUSED = {"GPTJForCausalLM": "gpt_j.py asserts not config.tie_word_embeddings",
+               "BeamForCausalLM": "Beam requires tie_word_embeddings=False."}
 
 
 def class_tie(cfg: dict[str, Any], text: dict[str, Any], source: str) -> dict[str, Any]:
@@ -37,6 +41,9 @@ def class_tie(cfg: dict[str, Any], text: dict[str, Any], source: str) -> dict[st
         raise InputError("tie_word_embeddings is not supported for DBRX models (transformers' "
                          "DbrxConfig refuses it, so vLLM cannot load the model)",
                          path=source or None, field="tie_word_embeddings")
+    if arch in TIE_REFUSED and text.get("tie_word_embeddings") is True:
+        raise InputError(f"{arch} cannot tie its LM head: vLLM 0.33 refuses it ("
+                         f"{TIE_REFUSED[arch]})", path=source or None, field="tie_word_embeddings")
     if arch not in NEVER_TIED and arch not in ALWAYS_TIED and text is not cfg:
         # (a wrapper builds its language model by the text config's class: Nemotron Nano VL's
         # llm_config names NemotronHForCausalLM, nano_nemotron_vl.py)
