@@ -14,8 +14,9 @@ Step3's MFA query, MoE layers, shared expert and RoPE positions (`kvcore.models.
 Step-3.5's MoE layers, shared expert, query heads a layer and output gate
 (`kvcore.models.step3p5`), MiMo-V2's heads, K and V widths and sinks a layer
 (`kvcore.models.mimo_v2`), AFMoE's gated attention, norms and dense layers
-(`kvcore.models.afmoe`), Granite's attention sinks (`kvcore.models.attention_extras`),
-HyperCLOVAX's post norms, Laguna's heads a layer, MoE layers and gate (`kvcore.models.laguna`).
+(`kvcore.models.afmoe`), Beam's (`kvcore.models.beam`), Granite's attention sinks
+(`kvcore.models.attention_extras`), HyperCLOVAX's post norms, Laguna's heads a layer, MoE
+layers and gate (`kvcore.models.laguna`).
 A quantised checkpoint of a family kvcli does not size is refused by name or left unsized
 (`weights_unmodelled`) here."""
 
@@ -27,6 +28,7 @@ from typing import Any
 
 from kvcore.models.afmoe import AFMOE, afmoe_fields
 from kvcore.models.attention_extras import GRANITE_SINK_TYPES, granite_sinks
+from kvcore.models.beam import BEAM, beam_fields
 from kvcore.models.deepseek_v4 import DEEPSEEK_V4, read_v4
 from kvcore.models.deepseek_v4_weights import unmodelled as v4_unmodelled
 from kvcore.models.domyn_edge import DOMYN, domyn_fields
@@ -83,6 +85,8 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
                                           g.num_experts, source))
     if t == AFMOE:
         return replace(g, **afmoe_fields(get_int, n_layers, g.num_experts))
+    if t == BEAM:
+        return replace(g, **beam_fields(c, n_layers, g.num_experts, source))
     if t in LFM2_TYPES:
         return replace(g, **lfm2_fields(t, n_layers, get, get_dim, source))
     if t == KIMI_LINEAR:    # (KDA layers beside MLA ones)

@@ -234,8 +234,9 @@ class ModelGeometry:
     def attention_output_gate(self) -> bool:
         """Qwen3-Next's and Qwen3.5's ``attn_output_gate`` (on by default): the QKV projection
         makes a second query-sized output, multiplied into the attention's output (the weights
-        and the clock); AFMoE's gate_proj, a linear of its own as wide (afmoe.py)."""
-        return self.model_type in GDN_TYPES or self.model_type == "afmoe"
+        and the clock); AFMoE's gate_proj, a linear of its own as wide (afmoe.py); Beam's,
+        merged or its own (models/beam/nvidia/attention.py)."""
+        return self.model_type in GDN_TYPES or self.model_type in ("afmoe", "beam")
 
     def perf_sliding(self) -> tuple[int, int | None]:
         """(sliding layers, window) as vLLM 0.33's perf.py bills them: the config's window

@@ -77,7 +77,7 @@ def dense_mlp(g: ModelGeometry, tp: int, led: Ledger) -> None:
 # ERNIE-4.5's and ERNIE-4.5-VL's text experts': ernie45_moe.py, ernie45_vl_moe.py; AFMoE's
 # router and expert_bias: afmoe.py:86-95; HY-V3's: hy_v3.py:157-177)
 FP32_ROUTERS = ("glm4_moe", "glm4_moe_lite", "glm4v_moe_text", "ernie4_5_moe", "ernie4_5_moe_vl",
-                "minimax_m2", "afmoe", "hy_v3")
+                "minimax_m2", "afmoe", "hy_v3", "beam")   # (Beam's: beam/nvidia/moe.py)
 # (of those, MiniMax-M2's score bias is there only where use_routing_bias: minimax_m2.py:85)
 BIAS_WHERE_ASKED = ("minimax_m2",)
 # Model types whose router keeps a float32 e_score_correction_bias whatever the config says,
@@ -174,8 +174,9 @@ def attention(g: ModelGeometry, tp: int, led: Ledger) -> None:
         led.model += q + 2 * kv + (h if g.model_type in O_BIAS_TYPES else 0)
     # (Laguna's g_proj: column-parallel, a gate a query head or a head's channel)
     led.layer += h * g.num_attention_heads // tp * g.head_gate_width
-    if g.model_type == "gpt_oss" or g.attention_sinks:
-        led.model += g.num_attention_heads // tp  # sinks: one learned logit per head, no KV
+    if g.model_type in ("gpt_oss", "beam") or g.attention_sinks:
+        # sinks: one learned logit per head, no KV (Beam's: its output gate's bias a head)
+        led.model += g.num_attention_heads // tp
     if g.qk_norm:
         # (Command R+'s LayerNorms hold a weight a head: the rank's query and KV heads)
         whole = (g.num_attention_heads + g.num_kv_heads) * g.head_dim
