@@ -22,6 +22,7 @@ import stand_ins
 import torch
 from vllm.platforms import current_platform
 from vllm.platforms.interface import DeviceCapability
+from vllm.v1.attention import selector
 from vllm.v1.attention.backends.registry import AttentionBackendEnum as E
 
 stand_ins.register()
@@ -46,6 +47,9 @@ def by_layer(selected_backend, attn_selector_config, *a, **k):
 def install(arch):
     """The backend pick for ``arch`` (None: record.py's own), after its substitutions."""
     current_platform.get_device_capability = _CAPABILITY
+    # (vLLM caches the backend a layer's arguments got: an earlier case's FLASH_ATTN would
+    # answer RNJ-1's chunked layers, which assert TRITON_ATTN)
+    selector._cached_get_attn_backend.cache_clear()
     if arch == "SarvamMLAForCausalLM":
         return by_layer
     if arch == "Rnj1ForCausalLM":
