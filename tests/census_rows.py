@@ -1,6 +1,6 @@
 """The weights census's recorded ranks as pytest parameters (tests/data/weights_census/): each
 (case, TP, rank) vLLM 0.33 built, refusals left out, shared by the census tests of the
-weights, fp8, int quantisation, drafts and buffers."""
+weights, fp8, int quantisation, drafts and buffers; `kvcli config` against a recorded plan."""
 
 from __future__ import annotations
 
@@ -126,3 +126,19 @@ def assert_config_blocks(config: Path, blocks: str, *args: str) -> None:
     assert out.exit_code == 0, out.output
     assert f"num_blocks = {blocks} " in out.output
     assert "not counted" not in out.output
+
+
+def config_on_plan(config: Path, plan: dict, *args: str) -> dict:
+    """`kvcli config --json` on `config` with the KV cache given vLLM's planned bytes (nothing
+    held back, no weights), its blocks, tokens and max concurrency asserted to be the plan's;
+    the JSON, for the caller's own checks of groups and block sizes."""
+    out = CliRunner().invoke(app, [
+        "config", "--model-config", str(config), "--gpu-memory-gib",
+        repr(plan["available"] / (1 << 30)), "--gpu-memory-utilization", "1", "--weights-gib",
+        "0", *args, "--json"])
+    assert out.exit_code == 0, out.output
+    d = json.loads(out.output)
+    assert (d["num_blocks"], d["kv_cache_tokens"]) == (plan["num_blocks"],
+                                                       plan["kv_cache_tokens"])
+    assert d["max_concurrency"] == pytest.approx(plan["max_concurrency"], rel=1e-12)
+    return d

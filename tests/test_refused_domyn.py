@@ -11,9 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from kvcli.app import app
 from kvcore.clock.gpus import GPUS
 from kvcore.clock.roofline import RooflineClock
 from kvcore.errors import InputError
@@ -23,12 +21,11 @@ from kvcore.models.hf_config import read_hf_config
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.models.worker_specs import layer_specs
 from kvcore.sizing.resolve import resolve_kv_cache_config
-from tests.census_rows import built_ranks
+from tests.census_rows import built_ranks, config_on_plan
 
 DATA = Path(__file__).parent / "data" / "refused_lifted"
 NAME = "tiny-domyn-edge"
 CASE = json.loads((DATA / "answers.json").read_text())["cases"][NAME]
-GiB = 1 << 30
 
 
 def _read(**edits: object) -> ModelGeometry:
@@ -67,15 +64,8 @@ def test_kvcli_config_sizes_as_vllm_planned() -> None:
     96-wide one's page padded to 16,384 bytes (vLLM 0.33 pads it unasked, and so does kvcli;
     --no-pad-pages refuses it, vLLM 0.13's rule)."""
     (plan,) = CASE["planning"]
-    r = CliRunner().invoke(app, [
-        "config", "--model-config", str(DATA / f"{NAME}.config.json"), "--max-model-len",
-        "4096", "--gpu-memory-gib", repr(plan["available"] / GiB), "--gpu-memory-utilization",
-        "1", "--weights-gib", "0", "--json"])
-    assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
-    assert (d["num_blocks"], d["kv_cache_tokens"], d["block_size"]) == (
-        plan["num_blocks"], plan["kv_cache_tokens"], plan["engine_block_size"])
-    assert d["max_concurrency"] == pytest.approx(plan["max_concurrency"], rel=1e-12)
+    d = config_on_plan(DATA / f"{NAME}.config.json", plan, "--max-model-len", "4096")
+    assert d["block_size"] == plan["engine_block_size"]
     assert [(g["block_size"], g["page_size_bytes"], ["model." + n + ".attention.attn"
                                                       for n in g["layers"]])
             for g in d["groups"]] == [(g["block_size"], g["page_size_bytes"], g["layers"])

@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.buffers import estimate_buffer_bytes
 from kvcore.models.geometry import ModelGeometry
@@ -23,12 +21,11 @@ from kvcore.models.hf_config import read_hf_config
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.models.worker_specs import layer_specs
 from kvcore.sizing.resolve import resolve_kv_cache_config
-from tests.census_rows import built_ranks
+from tests.census_rows import built_ranks, config_on_plan
 
 DATA = Path(__file__).parent / "data" / "refused_lifted"
 NAMES = ("tiny-pangu-v2-sink", "tiny-pangu-v2-sinkv", "pangu-pro-moe-v2")
 CASES = {n: json.loads((DATA / "answers.json").read_text())["cases"][n] for n in NAMES}
-GiB = 1 << 30
 
 
 def _read(name: str, **edits: object) -> ModelGeometry:
@@ -71,15 +68,9 @@ def test_what_vllm_refuses_to_build_kvcli_refuses(name: str) -> None:
 def test_kvcli_config_sizes_as_vllm_planned(name: str) -> None:
     (plan,) = CASES[name]["planning"]
     assert plan["managers"] == ["SinkFullAttentionManager"]
-    r = CliRunner().invoke(app, [
-        "config", "--model-config", str(DATA / f"{name}.config.json"), "--max-model-len",
-        str(CASES[name]["max_model_len"]), "--gpu-memory-gib", repr(plan["available"] / GiB),
-        "--gpu-memory-utilization", "1", "--weights-gib", "0", "--json"])
-    assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
-    assert (d["num_blocks"], d["kv_cache_tokens"], d["block_size"]) == (
-        plan["num_blocks"], plan["kv_cache_tokens"], plan["engine_block_size"])
-    assert d["max_concurrency"] == pytest.approx(plan["max_concurrency"], rel=1e-12)
+    d = config_on_plan(DATA / f"{name}.config.json", plan, "--max-model-len",
+                       str(CASES[name]["max_model_len"]))
+    assert d["block_size"] == plan["engine_block_size"]
     assert [(g["block_size"], g["page_size_bytes"], ["model." + n + ".self_attn.attn"
                                                       for n in g["layers"]])
             for g in d["groups"]] == [(g["block_size"], g["page_size_bytes"], g["layers"])

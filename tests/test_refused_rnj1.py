@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.buffers import estimate_buffer_bytes
 from kvcore.models.geometry import ModelGeometry
@@ -23,13 +21,12 @@ from kvcore.models.hf_config import read_hf_config
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.models.worker_specs import layer_specs
 from kvcore.sizing.resolve import resolve_kv_cache_config
-from tests.census_rows import assert_config_blocks, built_ranks
+from tests.census_rows import assert_config_blocks, built_ranks, config_on_plan
 
 DATA = Path(__file__).parent / "data" / "refused_lifted"
 CASES = {n: c for n, c in json.loads((DATA / "answers.json").read_text())["cases"].items()
          if n.split(" ")[0] in ("tiny-rnj1", "rnj-1", "tiny-rnj1-norope", "tiny-rnj1-partial")}
 BUILT = {n: c for n, c in CASES.items() if "refused" not in c}
-GiB = 1 << 30
 
 
 def _read(name: str, **edits: object) -> ModelGeometry:
@@ -72,15 +69,9 @@ def test_a_tp_vllm_cannot_build_is_refused() -> None:
 def test_kvcli_config_sizes_as_vllm_planned(name: str) -> None:
     """RNJ-1-like at 60 GiB, 32,768 tokens; tiny at 1 GiB: 43,690 blocks in two groups."""
     (plan,) = CASES[name]["planning"]
-    r = CliRunner().invoke(app, [
-        "config", "--model-config", str(DATA / f"{name}.config.json"), "--max-model-len",
-        str(CASES[name]["max_model_len"]), "--gpu-memory-gib", repr(plan["available"] / GiB),
-        "--gpu-memory-utilization", "1", "--weights-gib", "0", "--json"])
-    assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
-    assert (d["num_blocks"], d["kv_cache_tokens"], d["block_size"]) == (
-        plan["num_blocks"], plan["kv_cache_tokens"], plan["engine_block_size"])
-    assert d["max_concurrency"] == pytest.approx(plan["max_concurrency"], rel=1e-12)
+    d = config_on_plan(DATA / f"{name}.config.json", plan, "--max-model-len",
+                       str(CASES[name]["max_model_len"]))
+    assert d["block_size"] == plan["engine_block_size"]
     assert [g["page_size_bytes"] for g in d["groups"]] == [
         g["page_size_bytes"] for g in plan["groups"]]
 

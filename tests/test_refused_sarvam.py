@@ -10,20 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.buffers import estimate_buffer_bytes
 from kvcore.models.hf_config import read_hf_config
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.models.worker_specs import layer_specs
-from tests.census_rows import assert_config_blocks, built_ranks, case_geometry
+from tests.census_rows import assert_config_blocks, built_ranks, case_geometry, config_on_plan
 
 DATA = Path(__file__).parent / "data" / "refused_lifted"
 CASES = {n: c for n, c in json.loads((DATA / "answers.json").read_text())["cases"].items()
          if c.get("class") == "SarvamMLAForCausalLM"}
-GiB = 1 << 30
 
 
 def test_the_cases_recorded() -> None:
@@ -59,15 +56,9 @@ def test_kvcli_config_sizes_as_vllm_planned(name: str) -> None:
     tiny at 1 GiB: 87,381; its five-layer variation 69,905."""
     (plan,) = CASES[name]["planning"]
     # (block 16: the one vLLM's MLA backend gave, an H100's FLASH_ATTN_MLA's too)
-    r = CliRunner().invoke(app, [
-        "config", "--model-config", str(DATA / f"{name}.config.json"), "--max-model-len",
-        str(CASES[name]["max_model_len"]), "--gpu-memory-gib", repr(plan["available"] / GiB),
-        "--gpu-memory-utilization", "1", "--weights-gib", "0", "--block-size", "16", "--json"])
-    assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
-    assert (d["num_blocks"], d["kv_cache_tokens"], d["block_size"]) == (
-        plan["num_blocks"], plan["kv_cache_tokens"], plan["engine_block_size"])
-    assert d["max_concurrency"] == pytest.approx(plan["max_concurrency"], rel=1e-12)
+    d = config_on_plan(DATA / f"{name}.config.json", plan, "--max-model-len",
+                       str(CASES[name]["max_model_len"]), "--block-size", "16")
+    assert d["block_size"] == plan["engine_block_size"]
     assert [g["page_size_bytes"] for g in d["groups"]] == [
         g["page_size_bytes"] for g in plan["groups"]]
 
