@@ -22,6 +22,11 @@ from kvcore.models.zamba2_weights import refuse_zamba2_tp
 # Model types whose MoE blocks refuse more TP ranks than experts (vLLM 0.33)
 EXPERTS_PER_RANK_TYPES = ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text",
                           "mimo_v2_flash", "mimo_v2")
+# Model types whose layers take query heads of their own, and the key that gives them: their
+# attention asserts its layer's heads split, bare (`assert self.total_num_heads % tp_size ==
+# 0`: laguna.py, step3p5.py), so a layer the top-level count does not speak for can refuse
+OWN_HEADS_KEYS = {"laguna": "num_attention_heads_per_layer",
+                  "step3p5": "a sliding layer's own count"}
 
 
 def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
@@ -47,6 +52,8 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
                          remedy=("mm_encoder_tp_mode", "data holds it whole on every rank"))
     if g.model_type in MIMO_V2_TYPES:
         refuse_mimo_tp(g, tp)   # (its sliding layers' own heads, built before the MoE block)
+    if g.model_type in OWN_HEADS_KEYS:
+        _refuse_layer_heads(g, tp)
     if g.model_type in EXPERTS_PER_RANK_TYPES and any(g.moe_layers) and tp > g.num_experts:
         # (their sparse MoE blocks raise it as they are built: qwen2_moe.py, qwen3_moe.py,
         # qwen3_next.py, whose block Qwen3.5's MoE layers reuse; mimo_v2.py)
@@ -97,6 +104,19 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
                          f"over it (layer {layer}'s {module}), and vLLM refuses to build it: "
                          f"\"{why}\"; got {tp}", field="tensor_parallel_size")
     _refuse_tower_fp8(g, tp)    # (MiniCPM-V's tower, built after its language model)
+
+
+def _refuse_layer_heads(g: ModelGeometry, tp: int) -> None:
+    """vLLM's refusal of the first layer whose own query heads ``tp`` does not split (their KV
+    heads are the config's, checked above): an AssertionError without words
+    (tests/data/weights_census/layer_heads_tp/, mm_step3/step3p5/, TP 8)."""
+    for i, heads in enumerate(g.layer_heads):
+        if heads % tp:
+            raise InputError(f"{g.name}'s layer {i} has {heads} attention heads "
+                             f"({OWN_HEADS_KEYS[g.model_type]}), which do not split over the "
+                             "ranks, and vLLM refuses to build it (a bare AssertionError: its "
+                             f"attention asserts total_num_heads % tp_size == 0); got {tp}",
+                             field="tensor_parallel_size")
 
 
 def _refuse_tower_fp8(g: ModelGeometry, tp: int) -> None:
