@@ -19,7 +19,7 @@ from kvcore.models import read_hf_config
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.worker_specs import layer_specs
 from kvcore.sizing.config import group_bytes_per_block
-from kvcore.sizing.grouping import get_kv_cache_groups
+from kvcore.sizing.grouping import get_kv_cache_groups, unpaddable_page_words
 from kvcore.sizing.packing import approximate_gcd
 
 DATA = Path(__file__).parent / "data" / "deepseek_v4"
@@ -103,6 +103,18 @@ def test_a_layer_outer_planner_would_unify_pages_instead() -> None:
             r"^Layer layers\.0\.attn: page size is not divisible by the maximum page size and "
             r"cannot be padded\. Padding is only supported for non-MLA attention layers\.$")):
         get_kv_cache_groups(layer_specs(_geometry("tiny-dsv4")))
+
+
+def test_one_place_words_the_unpaddable_page() -> None:
+    """The planner's refusal and the CLI's for a DeepSeek-V4 without a C4 layer (vLLM's layer
+    name under "model.") are worded by `unpaddable_page_words` alone."""
+    words = unpaddable_page_words("model.layers.0.attn")
+    assert words == ("Layer model.layers.0.attn: page size is not divisible by the maximum page "
+                     "size and cannot be padded. Padding is only supported for non-MLA "
+                     "attention layers.")
+    r = CliRunner().invoke(app, ["config", "--model-config",
+                                 str(DATA / "tiny-dsv4-var2.config.json"), "--gpu-memory-gib", "1"])
+    assert r.output == f"error: option --model-config: vLLM 0.33 refuses to start: \"{words}\"\n"
 
 
 @pytest.mark.parametrize(("name", "index"), [(n, i) for n in CONFIGS

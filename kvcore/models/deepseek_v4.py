@@ -118,14 +118,14 @@ def stage_layouts_refusal(v4: V4Geometry, stages: list[range], tp: int) -> str |
     return f"Workers disagree on supported KV cache layouts: {lists}."
 
 
-def unindexed_refusal(v4: V4Geometry, pages: dict[str, int]) -> str | None:
-    """vLLM's words where a DeepSeek-V4 without a C4 layer has pages of several sizes (``pages``:
-    a layer's name to its page, in the runner's order): no backend declares the block-outermost
-    layout, so vLLM unifies the pages layer-outer and cannot pad an MLA page that does not divide
-    the largest (`unify_kv_cache_spec_page_size`; tiny-dsv4-var2, recorded); None otherwise."""
+def unindexed_refused_layer(v4: V4Geometry, pages: dict[str, int]) -> str | None:
+    """The layer at which vLLM stops a DeepSeek-V4 without a C4 layer whose pages are of several
+    sizes (``pages``: a layer's name to its page, in the runner's order): no backend declares the
+    block-outermost layout, so vLLM unifies the pages layer-outer and cannot pad an MLA page that
+    does not divide the largest (`unify_kv_cache_spec_page_size`, whose words
+    `kvcore.sizing.grouping.unpaddable_page_words` owns; tiny-dsv4-var2, recorded); None
+    otherwise."""
     if any(r == INDEXED_RATIO for r in v4.compress_ratios) or len(set(pages.values())) < 2:
         return None
     top = max(pages.values())
-    name = next(n for n, p in pages.items() if top % p)
-    return (f"Layer model.{name}: page size is not divisible by the maximum page size and "
-            "cannot be padded. Padding is only supported for non-MLA attention layers.")
+    return next(n for n, p in pages.items() if top % p)

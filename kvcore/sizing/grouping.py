@@ -89,6 +89,13 @@ def unify_hybrid_kv_cache_specs(specs: dict[str, KVCacheSpec]) -> dict[str, KVCa
     return out
 
 
+def unpaddable_page_words(layer: str) -> str:
+    """vLLM 0.33's words where layer `layer`'s page does not divide the largest and cannot be
+    padded (an MLA page; `unify_kv_cache_spec_page_size`'s NotImplementedError)."""
+    return (f"Layer {layer}: page size is not divisible by the maximum page size and cannot be "
+            "padded. Padding is only supported for non-MLA attention layers.")
+
+
 def unify_kv_cache_spec_page_size(specs: dict[str, KVCacheSpec], *,
                                   pad_pages: bool = True) -> dict[str, KVCacheSpec]:
     """Give every layer the largest page size, as vLLM 0.33 does.
@@ -115,9 +122,7 @@ def unify_kv_cache_spec_page_size(specs: dict[str, KVCacheSpec], *,
         elif max_page % page == 0:
             out[name] = s.copy_with_new_block_size(s.block_size * (max_page // page))
         elif not isinstance(s, AttentionSpec) or isinstance(s, MLAAttentionSpec):
-            raise PageSizeError(
-                f"Layer {name}: page size is not divisible by the maximum page size and cannot "
-                "be padded. Padding is only supported for non-MLA attention layers.")
+            raise PageSizeError(unpaddable_page_words(name))
         elif pad_pages:
             out[name] = replace(s, page_size_padded=max_page)
         else:

@@ -45,7 +45,7 @@ def block_outermost(g: ModelGeometry) -> bool:
     alone, of those kvcli models: their KV tensors are strided by the whole pool block). Only
     the C4 layers' indexer backend declares it: a DeepSeek-V4 without one resolves vLLM's
     default, layer-outer (tests/data/deepseek_v4/README.md: vLLM then refuses its mixed pages,
-    `deepseek_v4.unindexed_refusal`)."""
+    `deepseek_v4.unindexed_refused_layer`)."""
     v4 = g.v4
     return v4 is not None and any(map(v4.has_indexer, range(len(v4.compress_ratios))))
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from kvcore.errors import InputError
 from kvcore.mm_options import MMOptions
-from kvcore.models.deepseek_v4 import unindexed_refusal
+from kvcore.models.deepseek_v4 import unindexed_refused_layer
 from kvcore.models.drafts import load_spec_draft
 from kvcore.models.dtypes import DTYPE_ALIASES, check_float_kv_cache
 from kvcore.models.eagle_draft import draft_layer_specs
@@ -37,7 +37,12 @@ from kvcore.sizing.config import (
     kv_cache_config_from_groups,
 )
 from kvcore.sizing.draft_len import limit_to_draft, longest_accepted
-from kvcore.sizing.grouping import PageSizeError, UnifyError, get_kv_cache_groups
+from kvcore.sizing.grouping import (
+    PageSizeError,
+    UnifyError,
+    get_kv_cache_groups,
+    unpaddable_page_words,
+)
 from kvcore.sizing.model_source import load_geometry, normalize_dtype
 from kvcore.sizing.option_ranges import (
     MIN_MAX_MODEL_LEN,
@@ -134,8 +139,10 @@ def resolve_kv_cache_config(
                         max_model_len=mml, mamba_cache_mode=ctx.mamba_cache_mode,
                         prefix_match_unit=prefix_match_unit,
                         num_speculative_tokens=num_speculative_tokens)
-    if g.v4 is not None and (why := unindexed_refusal(g.v4, {n: s.page_size_bytes
-                                                              for n, s in specs.items()})):
+    if g.v4 is not None and (layer := unindexed_refused_layer(g.v4, {n: s.page_size_bytes
+                                                                      for n, s in specs.items()})):
+        # (vLLM names the layer under its model's prefix, "model.")
+        why = unpaddable_page_words(f"model.{layer}")
         raise InputError(f"vLLM 0.33 refuses to start: \"{why}\"", field="model")
     if spec_draft is not None:
         # (beside a Mamba hybrid, the attention block vLLM raised for the target's pages: its
