@@ -117,8 +117,8 @@ def test_config_shows_the_draft():
 @pytest.mark.parametrize("cfg, message", [
     ({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"},
      "is 'Eagle3Qwen3ForCausalLM' for eagle3, which kvcli does not size"),
-    ({"sliding_window": 128, "layer_types": ["sliding_attention"]},
-     "kvcli sizes dense full-attention drafts only"),
+    ({"attention_chunk_size": 128, "layer_types": ["chunked_attention"]},
+     "kvcli sizes dense full-attention and sliding-window drafts only"),
 ])
 def test_drafts_kvcli_does_not_size_are_refused(tmp_path, cfg, message):
     base = json.loads((Path(TINY) / "config.json").read_text())

@@ -10,7 +10,9 @@ inside the same memory profile as the target's (v1/worker/gpu_model_runner.py:49
 
 Modelled: the Llama EAGLE drafts vLLM serves for Llama targets, EAGLE-1 (``EagleLlamaForCausalLM``,
 model_executor/models/llama_eagle.py) and EAGLE-3 (``Eagle3LlamaForCausalLM``, llama_eagle3.py);
-other draft architectures are refused by name. Parameters counted, as those modules build them:
+other draft architectures are refused by name. A draft layer ``layer_types`` calls
+``sliding_attention`` is a sliding window of ``sliding_window`` (llama.py reads it by the
+draft's own layer index). Parameters counted, as those modules build them:
 per layer q/k/v/o (EAGLE-3's first layer reads 2 x hidden: embeddings and hidden states), the
 gated MLP and the norms (EAGLE-1's first layer has no input norm; EAGLE-3's layers one more, the
 hidden-state norm); the ``fc`` that folds the target's hidden states in (EAGLE-1: 2 x hidden;
@@ -165,9 +167,12 @@ def load_draft(name: str, method: str, target: ModelGeometry) -> DraftModel:
     cfg, source = _config(name)
     arch = _architecture(method, cfg, name)
     g = replace(read_hf_config(cfg, name=name, source=source), dtype=target.dtype)
-    if any(k != "full" for k in g.layer_kinds) or g.mla is not None or g.num_experts:
-        raise InputError(f"draft {clipped(name)}: kvcli sizes dense full-attention drafts "
-                         f"only, got layers {sorted(set(g.layer_kinds))}", field=FIELD)
+    # (llama.py gives a layer layer_types calls sliding_attention the config's sliding_window)
+    if any(k not in ("full", "sliding") for k in g.layer_kinds) or g.mla is not None or (
+            g.num_experts):
+        raise InputError(f"draft {clipped(name)}: kvcli sizes dense full-attention and "
+                         f"sliding-window drafts only, got layers {sorted(set(g.layer_kinds))}",
+                         field=FIELD)
     h, q, kv = g.hidden_size, g.num_attention_heads * g.head_dim, g.num_kv_heads * g.head_dim
     eagle3 = arch == "Eagle3LlamaForCausalLM"
     split = whole = qkv_inputs = 0

@@ -10,7 +10,9 @@ A group is a set of layers that share one block table and one manager. Steps, in
    ``UniformTypeKVCacheSpecs`` (a block costs the sum of the member pages).
 5. Otherwise unify page sizes (raise smaller layers' block sizes by the ratio; Mamba pages are
    padded), then bucket layers by spec and cut each bucket into groups of ``group_size`` layers,
-   ``group_size`` being the smallest bucket unless the largest is under 1.5x of it.
+   ``group_size`` being the smallest bucket unless the largest is under 1.5x of it. An MLA page
+   that cannot be unified tries vLLM's full-allocation fallback first
+   (`kvcore.sizing.full_allocation`).
 
 kvcore models the layer-outer tensor layout (one buffer per layer position, shared across
 groups). Where vLLM 0.33's layout is block-outermost (DeepSeek-V4's backends) it packs mixed
@@ -22,6 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kvcore.group_specs import UniformTypeKVCacheSpecs
+from kvcore.sizing.full_allocation import full_allocation_groups
 from kvcore.sizing.packing import packed_groups
 from kvcore.specs import (
     AttentionSpec,
@@ -47,6 +50,10 @@ class UnifyError(ValueError):
 
 class PageSizeError(ValueError):
     """Page sizes that cannot be unified by raising block sizes."""
+
+
+class UnpaddablePageError(PageSizeError):
+    """A page vLLM 0.33 can neither raise nor pad (its NotImplementedError: an MLA page)."""
 
 
 def is_kv_cache_spec_uniform(specs: dict[str, KVCacheSpec]) -> bool:
@@ -122,7 +129,7 @@ def unify_kv_cache_spec_page_size(specs: dict[str, KVCacheSpec], *,
         elif max_page % page == 0:
             out[name] = s.copy_with_new_block_size(s.block_size * (max_page // page))
         elif not isinstance(s, AttentionSpec) or isinstance(s, MLAAttentionSpec):
-            raise PageSizeError(unpaddable_page_words(name))
+            raise UnpaddablePageError(unpaddable_page_words(name))
         elif pad_pages:
             out[name] = replace(s, page_size_padded=max_page)
         else:
@@ -190,4 +197,12 @@ def get_kv_cache_groups(specs: dict[str, KVCacheSpec], *, disable_hybrid: bool =
         return [KVCacheGroupSpec(tuple(specs), uniform)]
     if block_outermost and (packed := packed_groups(specs)):
         return packed
-    return group_uniform_page_size(unify_kv_cache_spec_page_size(specs, pad_pages=pad_pages))
+    try:
+        unified = unify_kv_cache_spec_page_size(specs, pad_pages=pad_pages)
+    except UnpaddablePageError:
+        # (vLLM 0.33 tries full attention's memory for the sliding layers before it fails)
+        fallback = full_allocation_groups(specs)
+        if fallback is None:
+            raise
+        return fallback
+    return group_uniform_page_size(unified)
