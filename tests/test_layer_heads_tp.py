@@ -46,3 +46,19 @@ def test_refused_where_vllm_refused(family: str, tp: str) -> None:
 def test_only_tp_8_was_refused() -> None:
     for base in CASES.values():
         assert [tp for tp, ranks in _recorded(base).items() if "refused" in ranks[0]] == ["8"]
+
+
+@pytest.mark.parametrize("family", ["laguna", "step3p5"])
+def test_more_ranks_than_experts_are_refused_in_vllms_words(family: str) -> None:
+    """4 experts at TP 8 (every layer's heads 16): their MoE blocks raise it as they are built
+    (laguna.py, step3p5.py), as Qwen3-MoE's do; kvcli sized it before. TP 1, 2, 4 built."""
+    base = DATA / "layer_heads_tp" / f"tiny-{family}-few-experts"
+    recorded = _recorded(base)
+    assert [tp for tp, ranks in recorded.items() if "refused" in ranks[0]] == ["8"]
+    why = recorded["8"][0]["refused"].removeprefix("ValueError: ")
+    r = CliRunner().invoke(app, ["config", "--model-config", f"{base}.config.json",
+                                 "--gpu-memory-gib", "1", "--tensor-parallel-size", "8"])
+    assert r.exit_code == 2, r.output
+    assert r.output.strip().splitlines()[-1] == (
+        f"error: option --tensor-parallel-size: {family} has 4 experts, fewer than the tensor "
+        f"parallel ranks, and vLLM refuses to build it: '{why}'; got 8")

@@ -34,7 +34,7 @@ FOLDERS = {"llava_towers": (19, 39), "glm_kimi_towers": (5, 18), "llama4_moe": (
            "mm_ernie": (10, 19),
            "mm_nemo": (7, 17),
            "mm_audio": (14, 36), "mm_step3": (6, 17),
-           "mm_step3/step3p5": (4, 4), "layer_heads_tp": (1, 1),
+           "mm_step3/step3p5": (4, 4), "layer_heads_tp": (3, 3),
            "mm_cohere": (10, 31),
            "mm_ocr": (8, 24),
            "mm_ovis": (14, 33),
