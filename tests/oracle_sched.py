@@ -48,6 +48,23 @@ def without_groups(trace: Path, tmp_path: Path) -> Path:
     return out
 
 
+def window_groups(model: Path, max_model_len: int) -> list[dict]:
+    """kvcli's groups of a full / sliding-window model's config.json as a config line writes
+    them (its type, window and block size), to compare with the groups vLLM's planner built."""
+    from kvcore.models import layer_specs, read_hf_config
+    from kvcore.sizing import get_kv_cache_groups
+    from kvcore.specs import SlidingWindowSpec
+
+    out = []
+    g = read_hf_config(json.loads(model.read_text()))
+    for grp in get_kv_cache_groups(layer_specs(g, max_model_len=max_model_len)):
+        s = grp.kv_cache_spec
+        kind = ({"type": "sliding_window", "sliding_window": s.sliding_window}
+                if isinstance(s, SlidingWindowSpec) else {"type": "full"})
+        out.append({**kind, "block_size": s.block_size})
+    return out
+
+
 def answer_of(trace: Path, kind: str = "expected") -> list[dict]:
     """The oracle's lines for ``X.trace.jsonl`` (or the hash-id form ``X.hash.jsonl``):
     ``X.expected.jsonl`` (or ``X.<kind>.jsonl``)."""

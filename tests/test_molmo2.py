@@ -10,13 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
 from kvcore.sizing.resolve import resolve_kv_cache_config
-from tests.census_rows import refused_tps
+from tests.census_rows import assert_config_blocks, refused_tps
 
 DATA = Path(__file__).parent / "data" / "weights_census" / "mm_molmo2"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
@@ -51,12 +49,7 @@ def test_the_tower_is_vllms() -> None:
     # (before: 26,548, 29,752 and 7,678, the tower uncounted and the added rows missed)
     ("molmo2-8b", 26_149), ("molmo2-4b", 29_380), ("molmo2-o-7b", 7_568)])
 def test_80_gib_blocks_without_the_uncounted_tower_warning(base: str, blocks: int) -> None:
-    res = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),
-                                   "--gpu-memory-gib", "80", "--json"])
-    assert res.exit_code == 0, res.output
-    doc = json.loads(res.stdout)
-    assert doc["num_blocks"] == blocks
-    assert not [w for w in doc["warnings"] if "multimodal tower" in w]
+    assert_config_blocks(DATA / f"{base}.config.json", f"{blocks:,}")
 
 
 @pytest.mark.parametrize(("name", "tp"), refused_tps(

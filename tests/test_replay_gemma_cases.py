@@ -12,15 +12,17 @@ tests/data/sched_gemma/make_gemma.py (the groups: vLLM's `get_kv_cache_groups`) 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, assert_matches, config_of, replay_case, without_groups
-
-from kvcore.models import layer_specs, read_hf_config
-from kvcore.sizing import get_kv_cache_groups
-from kvcore.specs import SlidingWindowSpec
+from oracle_sched import (
+    answer_of,
+    assert_matches,
+    config_of,
+    replay_case,
+    window_groups,
+    without_groups,
+)
 
 DATA = Path(__file__).resolve().parent / "data" / "sched_gemma"
 CASES = sorted(DATA.glob("*.trace.jsonl"))
@@ -32,22 +34,11 @@ def _model(trace: Path) -> Path:
 
 
 
-def _kvcli_groups(model: Path, mml: int) -> list[dict]:
-    g = read_hf_config(json.loads(model.read_text()))
-    out = []
-    for grp in get_kv_cache_groups(layer_specs(g, max_model_len=mml)):
-        s = grp.kv_cache_spec
-        kind = ({"type": "sliding_window", "sliding_window": s.sliding_window}
-                if isinstance(s, SlidingWindowSpec) else {"type": "full"})
-        out.append({**kind, "block_size": s.block_size})
-    return out
-
-
 @pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
 def test_gemma_case(trace: Path, tmp_path: Path):
     cfg = config_of(trace)
     # kvcli's groups of the model are the ones vLLM's planner built (the config line's)
-    assert _kvcli_groups(_model(trace), cfg["max_model_len"]) == cfg["groups"]
+    assert window_groups(_model(trace), cfg["max_model_len"]) == cfg["groups"]
     run = replay_case(without_groups(trace, tmp_path), async_scheduling=cfg["async_scheduling"],
                       model_config=str(_model(trace)))
     error = answer_of(trace)[-1].get("error")
@@ -67,10 +58,10 @@ def test_the_groups_and_cases():
     """Gemma 4's sliding layers at block 32 beside its 512-wide full layer at 16; Gemma 3n's
     four caches for six layers at 16."""
     sliding = {"type": "sliding_window", "block_size": 32, "sliding_window": 64}
-    assert _kvcli_groups(MODELS["g4"], 256) == [sliding] * 3 + [{"type": "full",
+    assert window_groups(MODELS["g4"], 256) == [sliding] * 3 + [{"type": "full",
                                                                  "block_size": 16}]
     sliding3n = {"type": "sliding_window", "block_size": 16, "sliding_window": 48}
-    assert _kvcli_groups(MODELS["g3n"], 256) == [sliding3n] * 3 + [{"type": "full",
+    assert window_groups(MODELS["g3n"], 256) == [sliding3n] * 3 + [{"type": "full",
                                                                     "block_size": 16}]
     assert [t.name.split(".")[0] for t in CASES] == [
         "g3n_1", "g3n_21", "g3n_27", "g3n_3", "g3n_31", "g3n_39", "g3n_7", "g4_12", "g4_14",

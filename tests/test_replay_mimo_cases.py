@@ -14,33 +14,25 @@ import json
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, assert_matches, config_of, replay_case, without_groups
-
-from kvcore.models import layer_specs, read_hf_config
-from kvcore.sizing import get_kv_cache_groups
-from kvcore.specs import SlidingWindowSpec
+from oracle_sched import (
+    answer_of,
+    assert_matches,
+    config_of,
+    replay_case,
+    window_groups,
+    without_groups,
+)
 
 DATA = Path(__file__).resolve().parent / "data" / "sched_mimo"
 CASES = sorted(DATA.glob("*.trace.jsonl"))
 MODEL = DATA / "mimo_small.json"
 
 
-def _kvcli_groups(mml: int) -> list[dict]:
-    g = read_hf_config(json.loads(MODEL.read_text()))
-    out = []
-    for grp in get_kv_cache_groups(layer_specs(g, max_model_len=mml)):
-        s = grp.kv_cache_spec
-        kind = ({"type": "sliding_window", "sliding_window": s.sliding_window}
-                if isinstance(s, SlidingWindowSpec) else {"type": "full"})
-        out.append({**kind, "block_size": s.block_size})
-    return out
-
-
 @pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
 def test_mimo_case(trace: Path, tmp_path: Path):
     cfg = config_of(trace)
     # kvcli's groups of the model are the ones vLLM's planner built (the config line's)
-    assert _kvcli_groups(cfg["max_model_len"]) == cfg["groups"]
+    assert window_groups(MODEL, cfg["max_model_len"]) == cfg["groups"]
     run = replay_case(without_groups(trace, tmp_path), async_scheduling=cfg["async_scheduling"],
                       model_config=str(MODEL))
     error = answer_of(trace)[-1].get("error")
@@ -58,7 +50,7 @@ def test_mimo_case(trace: Path, tmp_path: Path):
 def test_the_groups():
     """The full group at block 32 first, then two sliding groups at 16."""
     sliding = {"type": "sliding_window", "block_size": 16, "sliding_window": 48}
-    assert _kvcli_groups(256) == [{"type": "full", "block_size": 32}, sliding, sliding]
+    assert window_groups(MODEL, 256) == [{"type": "full", "block_size": 32}, sliding, sliding]
 
 
 def test_cache_mode_runs_on_the_same_groups(tmp_path: Path):
