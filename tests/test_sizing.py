@@ -67,6 +67,20 @@ def test_full_and_swa_hybrid_disabled() -> None:
                                                                      sliding_window=1)
 
 
+def test_hybrid_disabled_promotes_a_local_layer_at_the_full_layers_block() -> None:
+    # (vLLM's _promote_local_kv_cache_specs: the full layers' one block size, the padded page
+    # scaled to it; a sliding layer at block 32 and a chunked one at 64 beside full ones at 16)
+    from kvcore.sizing.grouping import unify_hybrid_kv_cache_specs
+    from kvcore.specs import ChunkedLocalAttentionSpec
+
+    out = unify_hybrid_kv_cache_specs({
+        "l1": full(), "l2": SlidingWindowSpec(32, 2, 64, "float32", sliding_window=8),
+        "l3": ChunkedLocalAttentionSpec(64, 2, 64, "float32", 5 * M, attention_chunk_size=32)})
+    assert out == {"l1": full(), "l2": FullAttentionSpec(16, 2, 64, "float32", sliding_window=8),
+                   "l3": FullAttentionSpec(16, 2, 64, "float32", 5 * M,
+                                           attention_chunk_size=32)}
+
+
 def test_full_and_swa_hybrid_share_one_tensor() -> None:
     cfg = config({"l1": full(), "l2": swa()}, 2 * 32 * M)
     assert names(cfg) == [["l1"], ["l2"]]

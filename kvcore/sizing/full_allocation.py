@@ -31,24 +31,30 @@ def full_allocation_groups(specs: dict[str, KVCacheSpec]) -> list[KVCacheGroupSp
     if not (any(isinstance(s, MLAAttentionSpec) for s in values)
             and any(isinstance(s, SlidingWindowSpec) for s in values)):
         return None
-    uniform = UniformTypeKVCacheSpecs.from_specs(_promoted(specs))
+    uniform = UniformTypeKVCacheSpecs.from_specs(promote_local_specs(specs))
     return None if uniform is None else [KVCacheGroupSpec(tuple(specs), uniform)]
 
 
-def _promoted(specs: dict[str, KVCacheSpec]) -> dict[str, KVCacheSpec]:
-    """vLLM's `_promote_local_kv_cache_specs` on specs that are neither uniform nor of one type
-    (the planner tried both first) and hold full (MLA) and sliding layers: each sliding layer a
-    full one that keeps its window, at the full layers' block size where they share one."""
-    full_blocks = {s.block_size for s in specs.values() if isinstance(s, FullAttentionSpec)}
+def promote_local_specs(specs: dict[str, KVCacheSpec]) -> dict[str, KVCacheSpec]:
+    """vLLM's `_promote_local_kv_cache_specs` (the fallback's and
+    --disable-hybrid-kv-cache-manager's), where full layers sit beside sliding-window or
+    chunked-local ones: each local layer a full one that keeps its window or chunk (its compute
+    unchanged), at the full layers' block size where they share one, its padded page scaled."""
+    values = specs.values()
+    if not (any(isinstance(s, FullAttentionSpec) for s in values) and any(
+            isinstance(s, (SlidingWindowSpec, ChunkedLocalAttentionSpec)) for s in values)):
+        return specs
+    full_blocks = {s.block_size for s in values if isinstance(s, FullAttentionSpec)}
     full_block = next(iter(full_blocks)) if len(full_blocks) == 1 else None
     out = dict(specs)
     for name, s in specs.items():
-        if not isinstance(s, SlidingWindowSpec):
-            continue
-        block = full_block or s.block_size
-        out[name] = FullAttentionSpec(block, s.num_kv_heads, s.head_size, s.dtype,
-                                      _padded(s, block), s.head_size_v,
-                                      sliding_window=s.sliding_window)
+        if isinstance(s, (SlidingWindowSpec, ChunkedLocalAttentionSpec)):
+            block = full_block or s.block_size
+            out[name] = FullAttentionSpec(
+                block, s.num_kv_heads, s.head_size, s.dtype, _padded(s, block), s.head_size_v,
+                sliding_window=s.sliding_window if isinstance(s, SlidingWindowSpec) else None,
+                attention_chunk_size=s.attention_chunk_size
+                if isinstance(s, ChunkedLocalAttentionSpec) else None)
     return out
 
 

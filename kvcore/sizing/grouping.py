@@ -24,17 +24,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kvcore.group_specs import UniformTypeKVCacheSpecs
-from kvcore.sizing.full_allocation import full_allocation_groups
+from kvcore.sizing.full_allocation import full_allocation_groups, promote_local_specs
 from kvcore.sizing.packing import packed_groups
 from kvcore.specs import (
     AttentionSpec,
-    ChunkedLocalAttentionSpec,
-    FullAttentionSpec,
     KVCacheGroupSpec,
     KVCacheSpec,
     MambaSpec,
     MLAAttentionSpec,
-    SlidingWindowSpec,
     cdiv,
 )
 
@@ -73,23 +70,11 @@ def is_kv_cache_spec_uniform(specs: dict[str, KVCacheSpec]) -> bool:
 
 
 def unify_hybrid_kv_cache_specs(specs: dict[str, KVCacheSpec]) -> dict[str, KVCacheSpec]:
-    """--disable-hybrid-kv-cache-manager: local layers next to full ones become full layers."""
+    """--disable-hybrid-kv-cache-manager: local layers next to full ones become full layers
+    (`kvcore.sizing.full_allocation.promote_local_specs`)."""
     if is_kv_cache_spec_uniform(specs) or UniformTypeKVCacheSpecs.from_specs(specs) is not None:
         return specs
-    values = specs.values()
-    has_full = any(isinstance(s, FullAttentionSpec) for s in values)
-    has_local = any(isinstance(s, (SlidingWindowSpec, ChunkedLocalAttentionSpec)) for s in values)
-    out = dict(specs)
-    if has_full and has_local:
-        for name, s in specs.items():
-            if isinstance(s, SlidingWindowSpec):
-                out[name] = FullAttentionSpec(s.block_size, s.num_kv_heads, s.head_size, s.dtype,
-                                              s.page_size_padded, s.head_size_v,
-                                              sliding_window=s.sliding_window)
-            elif isinstance(s, ChunkedLocalAttentionSpec):
-                out[name] = FullAttentionSpec(s.block_size, s.num_kv_heads, s.head_size, s.dtype,
-                                              s.page_size_padded, s.head_size_v,
-                                              attention_chunk_size=s.attention_chunk_size)
+    out = promote_local_specs(specs)
     if not (is_kv_cache_spec_uniform(out) or UniformTypeKVCacheSpecs.from_specs(out)):
         raise UnifyError("Hybrid KV cache manager is disabled but the layers could not be "
                          "unified into one type.")
