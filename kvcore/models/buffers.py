@@ -42,7 +42,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.models.context_limit import _kind, _rope_parameters
-from kvcore.models.deepseek_v4_buffers import TOPK_INDEX_BYTES, v4_buffer_bytes, v4_rope_caches
+from kvcore.models.deepseek_v4_buffers import topk_scratch_bytes, v4_buffer_bytes, v4_rope_caches
 from kvcore.models.domyn_edge import domyn_rope_caches
 from kvcore.models.ernie45 import ERNIE_VL
 from kvcore.models.fp8_renames import architecture
@@ -263,7 +263,7 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
     # tests/data/weights_gemma_mm)
     n += batched_tokens * g.ple_scratch_width * DTYPE_BYTES[g.dtype]
     if g.mla is not None and g.mla.indexer is not None:     # (sparse MLA's top-k scratch)
-        n += batched_tokens * g.mla.indexer.topk * TOPK_INDEX_BYTES
+        n += topk_scratch_bytes(batched_tokens, g.mla.indexer.topk)
     # (not here: an mm-prefix LM's (Gemma 3's, PaliGemma's) FlashAttention builders' int32
     # (max_num_batched_tokens, 2) ranges, made as the KV cache is initialised, after the
     # memory profile and before the CUDA graph captures it measures: no KV memory taken)

@@ -30,6 +30,12 @@ ROPE_THETA, COMPRESS_ROPE_THETA = 10000.0, 160000.0
 TOPK_INDEX_BYTES = 4    # (int32)
 
 
+def topk_scratch_bytes(batched_tokens: int, index_topk: int) -> int:
+    """A sparse-attention model's (or MTP module's) ``topk_indices_buffer``: int32
+    [max_num_batched_tokens, index_topk], allocated as it is built (DeepSeek-V3.2, GLM-5, V4)."""
+    return batched_tokens * index_topk * TOPK_INDEX_BYTES
+
+
 def _number(value: Any, default: float) -> float:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
     return float(value) if ok else default
@@ -87,4 +93,4 @@ def v4_buffer_bytes(g: ModelGeometry, layers: range | None, batched_tokens: int)
     ratios = [r for i, r in enumerate(g.v4.compress_ratios) if layers is None or i in layers]
     roles = {MAIN if r == 1 else COMPRESS for r in ratios}
     caches = sum(c.nbytes for c in g.rope_caches if roles & set(c.kinds))
-    return caches + batched_tokens * g.v4.index_topk * TOPK_INDEX_BYTES
+    return caches + topk_scratch_bytes(batched_tokens, g.v4.index_topk)

@@ -16,7 +16,7 @@ at base 10,000) holds 131,072 x 128 x 2 B beside the target's at 131,072 (llama3
 from __future__ import annotations
 
 from kvcore.models.buffers import ATTENTION_KINDS, estimate_buffer_bytes, with_positions
-from kvcore.models.deepseek_v4_buffers import TOPK_INDEX_BYTES
+from kvcore.models.deepseek_v4_buffers import topk_scratch_bytes
 from kvcore.models.eagle_draft import DraftModel
 from kvcore.models.geometry import ModelGeometry
 from kvcore.sizing.draft_len import shares_target_positions
@@ -36,7 +36,7 @@ def draft_buffer_bytes(draft: DraftModel, target: ModelGeometry, max_model_len: 
     # (DeepSeek-V3.2's and GLM-5's MTP modules each allocate a topk_indices_buffer as their
     # target's model does: deepseek_mtp.py, deepseek_v32/nvidia/mtp.py)
     scratch = 0 if g.mla is None or g.mla.indexer is None else (
-        attn * batched_tokens * g.mla.indexer.topk * TOPK_INDEX_BYTES)
+        attn * topk_scratch_bytes(batched_tokens, g.mla.indexer.topk))
     caches = list(g.rope_caches)
     if caches and g.max_position_embeddings < max_model_len and shares_target_positions(draft):
         caches = [with_positions(c, max_model_len) for c in caches]
