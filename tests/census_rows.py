@@ -137,7 +137,7 @@ def config_on_plan(config: Path, plan: dict, *args: str) -> dict:
         repr(plan["available"] / (1 << 30)), "--gpu-memory-utilization", "1", "--weights-gib",
         "0", *args, "--json"])
     assert out.exit_code == 0, out.output
-    d = json.loads(out.output)
+    d = json.loads(out.stdout)
     assert (d["num_blocks"], d["kv_cache_tokens"]) == (plan["num_blocks"],
                                                        plan["kv_cache_tokens"])
     assert d["max_concurrency"] == pytest.approx(plan["max_concurrency"], rel=1e-12)

@@ -46,7 +46,7 @@ def _sized(name: str, available: int, *args: str) -> dict[str, Any]:
     r = _config(name, "--gpu-memory-gib", repr(available / GiB), "--gpu-memory-utilization",
                 "1", "--weights-gib", "0", "--json", *args)
     assert r.exit_code == 0, r.output
-    return json.loads(r.output)
+    return json.loads(r.stdout)
 
 
 @pytest.mark.parametrize("name", CONFIGS)
@@ -194,7 +194,7 @@ def test_sized_on_80_gib_with_its_estimated_weights() -> None:
         "error: option --gpu-memory-gib: no memory left for the KV cache: 80 GiB x 0.92 = "
         "73.60 GiB, weights 529.67 GiB (estimated), buffers 260.00 MiB; short by 456.33 GiB\n"))
     d = json.loads(_config("deepseek-v4-flash", "--gpu-memory-gib", "80",
-                           "--tensor-parallel-size", "8", "--json").output)
+                           "--tensor-parallel-size", "8", "--json").stdout)
     rank = CASES["deepseek-v4-flash"]["tp"]["8"][0]
     scratch = d["max_num_batched_tokens"] * 512 * 4     # (int32 top-k indices, index_topk 512)
     buffers = sum(rank["buffer_bytes_by_dtype"].values()) + scratch
@@ -203,7 +203,7 @@ def test_sized_on_80_gib_with_its_estimated_weights() -> None:
     assert d["memory"]["available_kv_cache_bytes"] == available == 6_139_161_354
     assert (d["num_blocks"], d["bytes_per_block"]) == (available // 961_344, 961_344)
     assert d["num_blocks"] == 6386
-    d = json.loads(_config("tiny-dsv4", "--num-blocks", "2000", "--json").output)
+    d = json.loads(_config("tiny-dsv4", "--num-blocks", "2000", "--json").stdout)
     assert (d["num_blocks"], d["bytes_per_block"]) == (2000, 93888)
 
 
@@ -233,7 +233,7 @@ def test_each_cache_dtype_as_vllm_took_it(dtype: str) -> None:
         assert len(r.output.splitlines()) == 1
         assert words.split(" [type=")[0] in r.output
         return
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert (d["kv_cache_dtype"], d["num_blocks"]) == (vllm["cache_dtype"], 11436)
     pages = {n.removeprefix("model."): p for n, p in vllm["pages"].items()}
     assert {n: s.page_size_bytes for n, s in layer_specs(

@@ -31,7 +31,7 @@ def test_with_a_c4_layer_the_pool_is_packed_as_vllm_plans_it() -> None:
     assert plan["layout"] == "BLHNC"
     r = _config("tiny-dsv4-var", "--json")
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert d["kv_cache_layout"] == "block_outermost"
     assert [(g["num_layers"], g["block_size"], g["page_size_bytes"]) for g in d["groups"]] == [
         (len(g["layers"]), g["block_size"], g["page_size_bytes"]) for g in plan["groups"]]

@@ -64,7 +64,7 @@ def test_each_stage_plans_as_vllms(name: str, key: str) -> None:
     tp, pp = _shape(key)
     r = _config(name, key, "--json")
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert [(s["bytes_per_block"], s["num_blocks"]) for s in d["stages"]] == [
         (s["bytes_per_block"], s["fits"]) for s in plan["stages"]]
     assert (d["num_blocks"], d["kv_cache_tokens"]) == (plan["num_blocks"],

@@ -69,7 +69,7 @@ def test_kvcli_config_sizes_as_vllm_planned(folder: str, name: str, tp: int,
         str(tp), "--gpu-memory-gib", repr(plan["available"] / GiB),
         "--gpu-memory-utilization", "1", "--weights-gib", "0", "--json"])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert d["memory"]["available_kv_cache_bytes"] == plan["available"]
     assert (d["num_blocks"], d["kv_cache_tokens"], d["num_tensors"]) == (
         plan["num_blocks"], plan["kv_cache_tokens"], len(plan["tensors"]))

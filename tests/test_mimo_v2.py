@@ -93,7 +93,7 @@ def test_kvcli_config_sizes_as_vllm_planned(name: str, index: int) -> None:
     r = _config(name, "--gpu-memory-gib", repr(plan["available"] / GiB),
                 "--gpu-memory-utilization", "1", "--weights-gib", "0", "--json")
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert d["memory"]["available_kv_cache_bytes"] == plan["available"]
     assert (d["num_blocks"], d["kv_cache_tokens"], d["num_tensors"]) == (
         plan["num_blocks"], plan["kv_cache_tokens"], len(plan["tensors"]))
@@ -179,7 +179,7 @@ def test_a_ranks_caches_and_groups_are_vllms(name: str, tp: str, index: int) -> 
             "(17709 blocks) of KV cache, available 1.46 GiB (17015 blocks) (short by 0.06 GiB); "
             "the largest max_model_len that fits is 251040\n"))
         return
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert (d["num_blocks"], d["kv_cache_tokens"]) == (plan["num_blocks"], plan["kv_cache_tokens"])
     assert [(g["block_size"], g["num_layers"]) for g in d["groups"]] == [
         (g["block_size"], len(g["layers"])) for g in plan["groups"]]
@@ -194,7 +194,7 @@ def test_flash_on_80_gib() -> None:
         "error: option --gpu-memory-gib: no memory left for the KV cache: 80 GiB x 0.92 = "
         "73.60 GiB, weights 575.24 GiB (estimated), buffers 64.00 MiB; short by 501.70 GiB\n"))
     d = json.loads(_config("mimo-v2-flash", "--gpu-memory-gib", "80", "--tensor-parallel-size",
-                           "8", "--max-model-len", "131072", "--json").output)
+                           "8", "--max-model-len", "131072", "--json").stdout)
     rank = CASES["mimo-v2-flash"]["tp"]["8"][0]
     available = int(80 * GiB * 0.92) - sum(rank["param_bytes_by_dtype"].values()) - sum(
         rank["buffer_bytes_by_dtype"].values())
@@ -242,7 +242,7 @@ def test_flash_fp8_on_80_gib() -> None:
     a rank at TP 8, which leaves 39,999,652,726 bytes: 434,024 blocks of 92,160 (vLLM's
     planning on that memory: `test_a_ranks_caches_and_groups_are_vllms`)."""
     d = json.loads(_config("mimo-v2-flash-fp8", "--gpu-memory-gib", "80",
-                           "--tensor-parallel-size", "8", "--json").output)
+                           "--tensor-parallel-size", "8", "--json").stdout)
     assert d["memory"]["available_kv_cache_bytes"] == 39_999_652_726
     assert (d["num_blocks"], d["kv_cache_tokens"]) == (434024, 6424800)
 

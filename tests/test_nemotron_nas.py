@@ -44,7 +44,7 @@ def _sized(name: str, available: int) -> dict[str, Any]:
     r = _config(name, "--gpu-memory-gib", repr(available / GiB), "--gpu-memory-utilization",
                 "1", "--weights-gib", "0", "--json")
     assert r.exit_code == 0, r.output
-    return json.loads(r.output)
+    return json.loads(r.stdout)
 
 
 def test_what_was_recorded() -> None:
@@ -126,7 +126,7 @@ def test_80_gib_as_vllm_plans_it(name: str, tp: str, blocks: int) -> None:
     rank0 = CASES[name]["tp"][tp][0]
     plan = rank0["planning_80_gib"]
     d = json.loads(_config(name, "--gpu-memory-gib", "80", "--tensor-parallel-size", tp,
-                           "--json").output)
+                           "--json").stdout)
     weights = sum(rank0["param_bytes_by_dtype"].values())
     buffers = sum(rank0["buffer_bytes_by_dtype"].values())
     assert d["memory"]["buffers_bytes"] == buffers

@@ -53,7 +53,7 @@ def test_super_pp2_blocks_are_its_fuller_stage() -> None:
                                  str(DATA / "super-49b-v1_5.config.json"), "--gpu-memory-gib",
                                  "80", "--tensor-parallel-size", "2",
                                  "--pipeline-parallel-size", "2", "--json"])
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     weights = sum(rec[0]["param_bytes_by_dtype"].values())
     buffers = sum(rec[0]["buffer_bytes_by_dtype"].values())
     available = int(80 * (1 << 30) * 0.92) - weights - buffers

@@ -71,7 +71,7 @@ def test_80_gib_as_vllm_plans_it(name: str, tp: str, blocks: int) -> None:
     plan = rank0["planning_80_gib"]
     r = _config(name, "--tensor-parallel-size", tp, "--json")
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     weights = sum(rank0["param_bytes_by_dtype"].values())
     buffers = sum(rank0["buffer_bytes_by_dtype"].values())
     assert d["memory"]["available_kv_cache_bytes"] == int(80 * GiB * 0.92) - weights - buffers \
