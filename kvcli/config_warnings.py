@@ -36,11 +36,13 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     from kvcore.models.mla import mla_block_size_note
     from kvcore.models.multimodal_classes import uncounted_tower_note
     from kvcore.models.qwen3_next import gdn_note
+    from kvcore.models.rnj1 import RNJ1, backend_note
     from kvcore.models.vllm_registry import unregistered_note
 
     g = result.geometry
     # (vLLM's own, where a draft lowers the length: `kvcore.sizing.draft_len`)
     out = [result.draft_limit.warning()] if result.draft_limit is not None else []
+    out += result.planning_warnings     # (vLLM's next, as its engine plans the groups)
     if note := unregistered_note(g.architecture):      # (a typo is not sized silently)
         out.append(note)
     if note := long_context_note(g, max_model_len):
@@ -49,6 +51,8 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     # whatever the backend's own)
     if g.mla is not None and g.mla.indexer is None and not block_size_given and g.mamba is None:
         out.append(mla_block_size_note(g.name, block_size))
+    if g.architecture == RNJ1:
+        out.append(backend_note())
     if g.mamba is not None and g.mamba.version == "gdn" and enable_prefix_caching:
         k = max((getattr(grp.kv_cache_spec, "num_speculative_blocks", 0)
                  for grp in result.config.kv_cache_groups), default=0)

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kvcli.app import app
+from kvcore.sizing.grouping import HYBRID_DISABLED_WORDS
 
 ROOT = Path(__file__).resolve().parents[1]
 SP = str(ROOT / "traces" / "shared-prefix.jsonl")
@@ -76,6 +77,10 @@ NO_MEMORY = ("option(s) --gpu-memory-utilization, --weights-gib, --activation-gi
              "without --gpu-memory-gib (the pool is --num-blocks, not sized from memory)")
 
 
+# vLLM's own, as it plans Gemma 3 27B's groups: 52 sliding layers in groups of 10
+GEMMA3_PADDING = "Add 8 padding layers, may waste at most 15.38% KV cache memory"
+
+
 @pytest.mark.parametrize(("args", "said"), [
     (["llama-3.1-8b", "--num-blocks", "10000", "--gpu-memory-utilization", "0.5",
       "--weights-gib", "3", "--activation-gib", "2"], [NO_MEMORY]),
@@ -90,14 +95,17 @@ NO_MEMORY = ("option(s) --gpu-memory-utilization, --weights-gib, --activation-gi
        "blocks for the tokens in flight (the scheduler line and max_in_flight_tokens follow "
        "it)")]),
     # the budget and what derives it: the same blocks, only the scheduler line and in-flight
+    # (vLLM's own first: 27 Mamba layers in groups of 4, the last short by 1)
     (["nemotron-nano-9b-v2", "--num-blocks", "10000", "--max-num-batched-tokens", "16384",
       "--no-enable-chunked-prefill", "--max-num-seqs", "2"],
-     [("option(s) --max-num-batched-tokens, --no-enable-chunked-prefill, --max-num-seqs: no "
+     ["Add 1 padding layers, may waste at most 3.70% KV cache memory",
+      ("option(s) --max-num-batched-tokens, --no-enable-chunked-prefill, --max-num-seqs: no "
        "block count of nemotron-nano-9b-v2's depends on it: only sliding-window and "
        "chunked-local groups reserve blocks for the tokens in flight (the scheduler line and "
        "max_in_flight_tokens follow it)")]),
     (["gemma-3-27b", "--num-blocks", "10000", "--no-enable-prefix-caching"],
-     [("option --no-enable-prefix-caching: no effect on gemma-3-27b's sizing (only a Mamba "
+     [GEMMA3_PADDING,
+      ("option --no-enable-prefix-caching: no effect on gemma-3-27b's sizing (only a Mamba "
        "model's cache and a --prefix-match-unit depend on it here; a replay's hits do)")]),
     (["llama-3.1-8b", "--num-blocks", "10000", "--kv-offloading-backend", "native"],
      [("option --kv-offloading-backend: no effect without --kv-offloading-size (the CPU tier "
@@ -109,9 +117,10 @@ NO_MEMORY = ("option(s) --gpu-memory-utilization, --weights-gib, --activation-gi
     (["--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--gpu-memory-gib", "80"],
      [("weights estimated from --layers, --kv-heads and --head-dim alone (0.25 GiB: no MLP, no "
       "vocabulary), so the KV memory is overstated: give --weights-gib")]),
-    # where they do act, nothing is said
+    # where they do act, nothing is said (but vLLM's own warning of the hybrid manager off)
     (["gpt-oss-20b", "--num-blocks", "10000", "--max-concurrent-batches", "1",
-      "--disable-hybrid-kv-cache-manager", "--max-num-batched-tokens", "4096"], []),
+      "--disable-hybrid-kv-cache-manager", "--max-num-batched-tokens", "4096"],
+     [HYBRID_DISABLED_WORDS]),
     (["llama-3.1-8b", "--gpu-memory-gib", "80", "--weights-gib", "3", "--prefix-match-unit",
       "16"], []),
     (["--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--gpu-memory-gib", "80",

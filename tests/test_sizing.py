@@ -159,7 +159,8 @@ def test_pages_that_do_not_divide_are_padded_as_vllm_0_33_pads_them() -> None:
     def said(given: str) -> list[str]:
         gs = get_kv_cache_groups({"l1": full(64), "l2": swa(128)}, pad_pages=False)
         result = SimpleNamespace(geometry=load_preset("gemma-3-27b"), weights_estimated=False,
-                                 config=SimpleNamespace(kv_cache_groups=gs), draft_limit=None)
+                                 config=SimpleNamespace(kv_cache_groups=gs), draft_limit=None,
+                                 planning_warnings=())
         return config_warnings(result, {given}, gpu_memory_gib=None, max_model_len=None,
                                block_size=16, block_size_given=True, enable_prefix_caching=True,
                                offloading=False)

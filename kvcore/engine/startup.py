@@ -173,6 +173,8 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     if cfg.mode == "engine" and (spec := spec_budget_warning(
             cfg.max_num_batched_tokens, cfg.num_speculative_tokens)) is not None:
         notes = (*notes, spec)                      # (vLLM's next: the step budget)
+    if sizing is not None:
+        notes = (*notes, *sizing.planning_warnings)     # (then its engine's, planning groups)
     if cfg.groups is not None:
         check_startup(groups, cfg, num_blocks, trace)
     elif geometry is not None and cfg.mode == "engine":

@@ -21,6 +21,7 @@ page sizes instead, before step 5: `kvcore.sizing.packing` (``block_outermost``)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from kvcore.group_specs import UniformTypeKVCacheSpecs
@@ -38,6 +39,24 @@ from kvcore.specs import (
 # 0.33's threshold (v0.13 used 1.25): when the largest bucket is under 1.5x the smallest, pad
 # the smaller buckets up to the largest instead of splitting the largest.
 GROUP_SIZE_PAD_RATIO = 1.5
+
+
+# vLLM 0.33's own warnings as it plans (kv_cache_planning.py's logger.warning, word for word,
+# its missing full stop after "model," kept): a caller's `warn` gets each as it happens
+Warn = Callable[[str], None] | None
+HYBRID_DISABLED_WORDS = (
+    "Hybrid KV cache manager is disabled for this hybrid model, This means we do not enable "
+    "any optimizations for saving KV cache memory (e.g., dropping the KV cache outside the "
+    "sliding window). The compute of layers like sliding window is still saved.")
+FALLBACK_WORDS = (
+    "KV cache page sizes cannot be unified; treating sliding-window layers as full attention "
+    "for cache allocation. Sliding-window attention compute is unchanged.")
+
+
+def padding_words(padding: int, layers: int) -> str:
+    """vLLM's warning where a kind's `layers` leave its last group `padding` layers short."""
+    return (f"Add {padding} padding layers, may waste at most {padding / layers * 100:.2f}% KV "
+            "cache memory")
 
 
 class UnifyError(ValueError):
@@ -69,12 +88,15 @@ def is_kv_cache_spec_uniform(specs: dict[str, KVCacheSpec]) -> bool:
     return True
 
 
-def unify_hybrid_kv_cache_specs(specs: dict[str, KVCacheSpec]) -> dict[str, KVCacheSpec]:
+def unify_hybrid_kv_cache_specs(specs: dict[str, KVCacheSpec],
+                                warn: Warn = None) -> dict[str, KVCacheSpec]:
     """--disable-hybrid-kv-cache-manager: local layers next to full ones become full layers
-    (`kvcore.sizing.full_allocation.promote_local_specs`)."""
+    (`kvcore.sizing.full_allocation.promote_local_specs`), with vLLM's warning."""
     if is_kv_cache_spec_uniform(specs) or UniformTypeKVCacheSpecs.from_specs(specs) is not None:
         return specs
     out = promote_local_specs(specs)
+    if out != specs and warn is not None:
+        warn(HYBRID_DISABLED_WORDS)
     if not (is_kv_cache_spec_uniform(out) or UniformTypeKVCacheSpecs.from_specs(out)):
         raise UnifyError("Hybrid KV cache manager is disabled but the layers could not be "
                          "unified into one type.")
@@ -131,7 +153,8 @@ def _group_size(bucket_sizes: list[int]) -> int:
     return largest if largest < smallest * GROUP_SIZE_PAD_RATIO else smallest
 
 
-def group_uniform_page_size(specs: dict[str, KVCacheSpec]) -> list[KVCacheGroupSpec]:
+def group_uniform_page_size(specs: dict[str, KVCacheSpec],
+                            warn: Warn = None) -> list[KVCacheGroupSpec]:
     """Bucket layers by spec (first-seen order), merge mergeable buckets, cut into groups.
 
     A bucket of n layers becomes cdiv(n, group_size) groups; group i takes layers[i::num_groups]
@@ -156,6 +179,8 @@ def group_uniform_page_size(specs: dict[str, KVCacheSpec]) -> list[KVCacheGroupS
     size = _group_size([len(names) for names, _ in buckets])
     grouped: list[list[str]] = []
     for names, _ in buckets:
+        if len(names) % size and warn is not None:
+            warn(padding_words(size - len(names) % size, len(names)))
         n_groups = cdiv(len(names), size)
         grouped.extend(names[i::n_groups] for i in range(n_groups))
     return [_make_group(specs, names) for names in grouped]
@@ -168,11 +193,13 @@ def _make_group(specs: dict[str, KVCacheSpec], names: list[str]) -> KVCacheGroup
 
 def get_kv_cache_groups(specs: dict[str, KVCacheSpec], *, disable_hybrid: bool = False,
                         pad_pages: bool = True,
-                        block_outermost: bool = False) -> list[KVCacheGroupSpec]:
+                        block_outermost: bool = False,
+                        warn: Warn = None) -> list[KVCacheGroupSpec]:
     """Layer name -> spec (in model order) to the list of KV cache groups. ``block_outermost``:
-    the layers' backends resolve vLLM's block-outermost layout (`kvcore.sizing.packing`)."""
+    the layers' backends resolve vLLM's block-outermost layout (`kvcore.sizing.packing`);
+    `warn` gets vLLM's planning warnings, in its order."""
     if disable_hybrid:
-        specs = unify_hybrid_kv_cache_specs(specs)
+        specs = unify_hybrid_kv_cache_specs(specs, warn)
     if not specs:
         return []
     if is_kv_cache_spec_uniform(specs):
@@ -189,5 +216,7 @@ def get_kv_cache_groups(specs: dict[str, KVCacheSpec], *, disable_hybrid: bool =
         fallback = full_allocation_groups(specs)
         if fallback is None:
             raise
+        if warn is not None:
+            warn(FALLBACK_WORDS)
         return fallback
-    return group_uniform_page_size(unified)
+    return group_uniform_page_size(unified, warn)

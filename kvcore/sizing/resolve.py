@@ -153,9 +153,10 @@ def resolve_kv_cache_config(
                          default=DEFAULT_BLOCK_SIZE if block_size is None else block_size)
         specs.update(draft_layer_specs(spec_draft, g, block_size=attn_block,
                                        kv_cache_dtype=kv_dtype, tp=tp, max_model_len=mml))
+    planning: list[str] = []
     try:
         groups = get_kv_cache_groups(specs, disable_hybrid=disable_hybrid, pad_pages=pad_pages,
-                                     block_outermost=block_outermost(g))
+                                     block_outermost=block_outermost(g), warn=planning.append)
     except (PageSizeError, ValueError, AssertionError) as err:
         raise InputError(str(err), field="disable_hybrid" if isinstance(err, UnifyError)
                          else "model") from None
@@ -234,4 +235,5 @@ def resolve_kv_cache_config(
     return SizingResult(config, ctx, g, available if memory is None else memory, weights,
                         estimated, cap, stored_kv_dtype(g, kv_dtype),
                         prefix_match_unit, enable_prefix_caching, tuple(stages), spec_draft,
-                        draft_weights, mm_state, least.index if stages else None, buffers, limit)
+                        draft_weights, mm_state, least.index if stages else None, buffers, limit,
+                        tuple(planning))

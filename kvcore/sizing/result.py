@@ -43,6 +43,8 @@ class SizingResult:
     pool_stage: int | None = None
     buffers_bytes: int = 0    # per worker, beside the weights (0 with weights_gib: in it)
     draft_limit: DraftLimit | None = None     # max_model_len lowered to a draft's (ctx's)
+    # vLLM's warnings as it plans the groups, word for word (`kvcore.sizing.grouping`)
+    planning_warnings: tuple[str, ...] = ()
 
     @property
     def bytes_per_block(self) -> int:
