@@ -100,3 +100,22 @@ def test_what_vllm_cannot_build_is_refused_by_its_key() -> None:
         with pytest.raises(InputError) as e:
             _read(name, **edits)
         assert e.value.field == field
+
+
+def test_kvcli_config_says_which_backend_serves_it() -> None:
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+    from kvcore.models.rnj1 import backend_note
+
+    def warnings(config: Path) -> list[str]:
+        r = CliRunner().invoke(app, ["config", "--model-config", str(config),
+                                     "--gpu-memory-gib", "80", "--json"])
+        assert r.exit_code == 0, r.output
+        return json.loads(r.stdout)["warnings"]
+
+    assert backend_note() in warnings(DATA / "rnj-1.config.json")
+    gemma3 = DATA.parent / "perf_cases" / "models" / "gemma-3-27b.config.json"
+    assert backend_note() not in warnings(gemma3)     # (Gemma 3's own layers: any backend)
+    assert backend_note().startswith("Rnj1ForCausalLM: vLLM 0.33 serves it only with "
+                                     "--attention-backend TRITON_ATTN")

@@ -53,3 +53,11 @@ def rnj1_ropes(c: dict[str, Any], source: str) -> tuple[list[dict[str, Any]],
         sets.append(given[t])
         kinds.append(("sliding",) if t == CHUNKED else ("full",))
     return sets, kinds
+
+
+def backend_note() -> str:
+    """The warning that vLLM 0.33 serves RNJ-1 on one attention backend only: a server
+    started without it fails at start-up, where kvcli's sizing would pass unremarked."""
+    return ("Rnj1ForCausalLM: vLLM 0.33 serves it only with --attention-backend "
+            "TRITON_ATTN (its chunked layers' chunk_lookback is that backend's alone: another's "
+            "fails at start-up); sized at its block size, 16")
