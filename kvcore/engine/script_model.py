@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from kvcore.engine.op_script import ScriptConfig
 from kvcore.errors import InputError
 from kvcore.mm_options import MMOptions
+from kvcore.models.pangu_sinks import refuse_sink_run
 
 if TYPE_CHECKING:
     from kvcore.sizing.result import SizingResult
@@ -75,6 +76,8 @@ def with_model(cfg: ScriptConfig, *, model: str | None = None, model_config: str
         # (the script's own block_size refused: its file and line, as a trace's config line)
         raise InputError(err.message, path=cfg.where[0], line=cfg.where[1],
                          field="config.block_size") from None
+    # (a script runs vLLM's KVCacheManager, which vLLM 0.33 cannot build over sink attention)
+    refuse_sink_run(res.geometry, "model" if model else "model_config")
     if gpu_memory_gib is not None and res.mm is not None:
         cfg.mm_notes = res.mm.notes
     cfg.specs = list(res.config.kv_cache_groups)

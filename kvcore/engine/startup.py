@@ -32,6 +32,7 @@ from kvcore.host_memory import check_pool_fits
 from kvcore.models.eagle_draft import DRAFT_PRESETS
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.mm_serving import MMState
+from kvcore.models.pangu_sinks import refuse_sink_run
 from kvcore.offload.config import OffloadConfig, empty_tier_note
 from kvcore.offload.hybrid_partial import partial_tail_block
 from kvcore.offload.options import (
@@ -158,6 +159,8 @@ def _start_up(trace: Trace, cfg: ReplayOptions) -> StartUp:
     sized_here = cfg.num_blocks is None      # a given num_blocks was checked by `resolve`
     cfg, groups, sizing = sized(cfg, trace)
     geometry = sizing.geometry if sizing is not None else None
+    # (vLLM's engine fails building a model's managers after planning its pool: both modes)
+    refuse_sink_run(geometry, "model" if cfg.model else "model_config")
     if cfg.num_speculative_tokens:
         spec_group_refusals(cfg, trace, groups)
     num_blocks = cfg.num_blocks

@@ -6,7 +6,8 @@ zero buffer) a layer that StaticSinkAttention writes into the cache once. Its KV
 a SinkFullAttentionSpec: a FullAttentionSpec (page: K and V widths added) whose manager,
 SinkFullAttentionManager, is FullAttentionManager's with one assertion (``sink_len`` whole
 blocks); ``interleaved_sliding_window`` reaches the attention kernel, never the spec.
-Checked on the meta device: tests/data/refused_lifted/.
+Checked on the meta device: tests/data/refused_lifted/. vLLM 0.33 plans its pool but cannot
+build that manager, so a run is refused (`refuse_sink_run`; tests/data/sched_lifted/).
 
 Without ``param_sink_number`` the class builds other layers (MLA with MLA's keys, else plain
 attention with ``interleaved_sliding_window`` windows): refused, unrecorded.
@@ -66,3 +67,18 @@ def refuse_sink_block(s: PanguSinks, block_size: int) -> None:
                          "(param_sink_number) must fill whole blocks, as vLLM 0.33's "
                          "SinkFullAttentionManager asserts (it fails to start)",
                          field="block_size")
+
+
+def refuse_sink_run(g: Any, field: str) -> None:
+    """A run of the KV cache manager (replay in either mode, a script) over sink attention's
+    layers: vLLM 0.33 plans the pool (`kvcli config` sizes it) but its engine fails to start.
+    Its coordinator (v1/core/kv_cache_coordinator.py) builds every group's manager with
+    ``needs_kv_cache_zeroing``, which SinkFullAttentionManager's ``__init__``
+    (v1/core/single_type_kv_cache_manager.py) does not take: a TypeError when the Scheduler,
+    or a bare KVCacheManager, is built (tests/data/sched_lifted: every trace; and
+    ../managers_033's sink groups)."""
+    if getattr(g, "pangu_sinks", None) is not None:
+        raise InputError(f"{g.name}: PanguProMoEV2ForCausalLM's sink attention cannot run: "
+                         "vLLM 0.33 fails to start its SinkFullAttentionManager (TypeError: "
+                         "unexpected keyword argument 'needs_kv_cache_zeroing'); `kvcli "
+                         "config` sizes it as vLLM plans it", field=field)
