@@ -35,6 +35,7 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     from kvcore.models.int_quant_rank import unmodelled_note
     from kvcore.models.mla import mla_block_size_note
     from kvcore.models.multimodal_classes import uncounted_tower_note
+    from kvcore.models.pangu_sinks import sink_start_note
     from kvcore.models.qwen3_next import gdn_note
     from kvcore.models.rnj1 import RNJ1, backend_note
     from kvcore.models.vllm_registry import unregistered_note
@@ -46,6 +47,8 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     if note := unregistered_note(g.architecture):      # (a typo is not sized silently)
         out.append(note)
     if note := long_context_note(g, max_model_len):
+        out.append(note)
+    if note := sink_start_note(g):     # (vLLM plans the pool, then fails to start)
         out.append(note)
     # (not for Kimi Linear's hybrid: its block is a multiple of 128 holding a KDA state,
     # whatever the backend's own)

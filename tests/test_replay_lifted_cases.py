@@ -104,8 +104,17 @@ def test_sink_attention_is_refused_in_one_line(argv: list[str], tmp_path: Path):
     assert "option --model-config" in r.output and "needs_kv_cache_zeroing" in r.output
 
 
-def test_kvcli_config_still_sizes_it():
-    """vLLM plans the pool before it fails to build the manager: `kvcli config` answers."""
+def test_kvcli_config_still_sizes_it_and_warns():
+    """vLLM plans the pool (43,690 blocks at 1 GiB, ../refused_lifted) before it fails to build
+    the manager: `kvcli config` answers, and says that vLLM will not start."""
+    import json
+
     r = CliRunner().invoke(app, ["config", "--model-config", str(
-        DATA / "refused_lifted" / "tiny-pangu-v2-sink.config.json"), "--gpu-memory-gib", "1"])
+        DATA / "refused_lifted" / "tiny-pangu-v2-sink.config.json"), "--gpu-memory-gib", "1",
+        "--json"])
     assert r.exit_code == 0, r.output
+    warnings = json.loads(r.stdout)["warnings"]
+    assert [w for w in warnings if "vLLM then fails to start" in w] == [(
+        "pangu_pro_moe_v2: sized as vLLM 0.33 plans it, but vLLM then fails to start, its "
+        "SinkFullAttentionManager cannot be built (TypeError: unexpected keyword argument "
+        "'needs_kv_cache_zeroing') (kvcli replay refuses it)")]

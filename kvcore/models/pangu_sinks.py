@@ -76,9 +76,21 @@ def refuse_sink_run(g: Any, field: str) -> None:
     ``needs_kv_cache_zeroing``, which SinkFullAttentionManager's ``__init__``
     (v1/core/single_type_kv_cache_manager.py) does not take: a TypeError when the Scheduler,
     or a bare KVCacheManager, is built (tests/data/sched_lifted: every trace; and
-    ../managers_033's sink groups)."""
+    tests/data/managers_033's sink groups)."""
     if getattr(g, "pangu_sinks", None) is not None:
         raise InputError(f"{g.name}: PanguProMoEV2ForCausalLM's sink attention cannot run: "
-                         "vLLM 0.33 fails to start its SinkFullAttentionManager (TypeError: "
-                         "unexpected keyword argument 'needs_kv_cache_zeroing'); `kvcli "
-                         "config` sizes it as vLLM plans it", field=field)
+                         f"vLLM 0.33 fails to start, {_NO_START}; `kvcli config` sizes it as "
+                         "vLLM plans it", field=field)
+
+
+def sink_start_note(g: Any) -> str | None:
+    """`kvcli config`'s warning for sink attention: the pool is vLLM's plan, which its engine
+    computes (and logs) before it fails building the managers (`refuse_sink_run`)."""
+    if getattr(g, "pangu_sinks", None) is None:
+        return None
+    return (f"{g.name}: sized as vLLM 0.33 plans it, but vLLM then fails to start, "
+            f"{_NO_START} (kvcli replay refuses it)")
+
+
+_NO_START = ("its SinkFullAttentionManager cannot be built (TypeError: unexpected keyword "
+             "argument 'needs_kv_cache_zeroing')")
