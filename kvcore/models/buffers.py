@@ -140,10 +140,12 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
     typed = cfg.get("rope_parameters") if g.model_type == "step3p5" else None
     kinds_of: list[tuple[str, ...]] = [(k.removesuffix("_attention"),) for k in typed] \
         if isinstance(typed, dict) and len(typed) == len(sets) else [()] * len(sets)
+    layers_of: list[tuple[int, ...]] = [()] * len(sets)
     rnj1 = g.architecture == RNJ1
     if rnj1:        # (a RoPE a layer type its layers use: `kvcore.models.rnj1`)
-        sets, kinds_of = rnj1_ropes(cfg, g.source)
-    for rp, kinds in zip(sets, kinds_of, strict=True):
+        sets, layers_of = rnj1_ropes(cfg, g.source)
+        kinds_of = [()] * len(sets)
+    for rp, kinds, layers in zip(sets, kinds_of, layers_of, strict=True):
         if g.mla is not None:
             head = dim = g.mla.qk_rope_head_dim
         elif g.model_type == "k2_horizon":     # (k2_horizon.py: only rope_head_dim rotates)
@@ -162,8 +164,11 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
         per = _per_position(rp)
         rows = _rows(rp, pos, get("original_max_position_embeddings"))
         kinds = (*out[key].kinds, *kinds) if key in out and kinds else kinds
+        # (two types' equal parameters: get_rope's one cache, built by both types' layers)
+        layers = tuple(sorted({*out[key].layers, *layers})) if key in out and layers \
+            else layers
         out[key] = RopeCache(rows * times, dim, dtype, key, pos,
-                             None if per is None else per * times, kinds)
+                             None if per is None else per * times, kinds, layers)
     ix = g.mla.indexer if g.mla is not None else None
     if ix is not None and not get("indexer_rope_interleave") and any(
             ix.in_layer(i) for i in range(g.num_layers)):
@@ -218,6 +223,14 @@ def _mup(g: ModelGeometry, tp: int) -> int:
     return (2 * m.d_inner + 2 * groups * m.d_state + m.n_heads) // tp * DTYPE_BYTES[g.dtype]
 
 
+def _on_stage(c: RopeCache, kinds: list[str], layers: range | None) -> bool:
+    """Whether a stage holding `layers` (of `kinds`) builds cache `c`: where one of its
+    layers does (`RopeCache.layers`, else `.kinds`; neither: every attention layer does)."""
+    if c.layers:
+        return layers is None or any(i in layers for i in c.layers)
+    return not c.kinds or bool(set(c.kinds) & set(kinds))
+
+
 def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = None,
                           first: bool = True, batched_tokens: int = 0) -> int:
     """The buffer bytes on one of `tp` ranks (of a pipeline stage: its `layers`, `first`
@@ -236,7 +249,7 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
     if attn:
         # (ERNIE-4.5-VL's caches are one a layer, all alike: a stage holds its layers')
         caches = g.rope_caches[:attn] if g.model_type == ERNIE_VL else [
-            c for c in g.rope_caches if not c.kinds or set(c.kinds) & set(kinds)]
+            c for c in g.rope_caches if _on_stage(c, kinds, layers)]
         n += sum(c.nbytes for c in caches)
         if g.fope_freqs:    # (Intern-S1-Pro's, its KV heads a rank)
             n += fope_rank_buffer_bytes(g.fope_freqs, g.num_kv_heads, tp, g.head_dim,

@@ -38,21 +38,23 @@ def rnj1_kinds(listed: tuple[str, ...] | None, source: str) -> tuple[str, ...]:
 
 
 def rnj1_ropes(c: dict[str, Any], source: str) -> tuple[list[dict[str, Any]],
-                                                        list[tuple[str, ...]]]:
-    """The RoPE parameters of each layer type the layers use (in their order) and the kind of
-    the layers using it."""
+                                                        list[tuple[int, ...]]]:
+    """The RoPE parameters of each layer type the layers use (in their order) and the layers
+    of that type (each builds its type's: a pipeline stage holds the caches of its layers'
+    types, a sliding_attention layer's apart from a full_attention one's, both full)."""
     given = c.get("rope_parameters")
     given = given if isinstance(given, dict) else {}
     sets: list[dict[str, Any]] = []
-    kinds: list[tuple[str, ...]] = []
-    for t in dict.fromkeys(c["layer_types"]):
+    layers: list[tuple[int, ...]] = []
+    types = c["layer_types"]
+    for t in dict.fromkeys(types):
         if not isinstance(given.get(t), dict):
             raise InputError(f"{t} layers without rope_parameters[{t!r}] (Rnj1ForCausalLM: "
                              "vLLM 0.33 or transformers' Gemma3TextConfig fails without it)",
                              path=source or None, field="rope_parameters")
         sets.append(given[t])
-        kinds.append(("sliding",) if t == CHUNKED else ("full",))
-    return sets, kinds
+        layers.append(tuple(i for i, u in enumerate(types) if u == t))
+    return sets, layers
 
 
 def backend_note() -> str:

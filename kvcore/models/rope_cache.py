@@ -22,6 +22,10 @@ class RopeCache(NamedTuple):
     # the layer kinds whose layers build it, where the config gives a RoPE a layer type (a
     # pipeline stage holds its own layers' caches: Step-3.5's); () where every layer does
     kinds: tuple[str, ...] = ()
+    # the layers building it, where layers of one kind build different ones (RNJ-1's
+    # ``sliding_attention`` and ``full_attention`` layers, both full: a RoPE a layer type);
+    # () where `kinds` tells (a stage holds a cache where it holds one of these layers)
+    layers: tuple[int, ...] = ()
 
     @property
     def nbytes(self) -> int:

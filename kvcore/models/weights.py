@@ -64,6 +64,7 @@ from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_ledger
 from kvcore.models.nemotron_nas_weights import nas_ledger
 from kvcore.models.pangu_v2 import pangu_v2_ledger
 from kvcore.models.rank_params import FP32_ROUTERS, Ledger
+from kvcore.models.rnj1 import RNJ1
 from kvcore.models.sparse_mla import layer_geometry
 from kvcore.models.step3 import STEP3_TEXT, step3_ledger
 from kvcore.models.step3p5 import STEP3P5, step3p5_ledger
@@ -134,6 +135,10 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
         led.model += dense + fp8_vision.tower_rank(g, tp)[0]
         led.fp32 += fp32
         return led
+    if g.architecture == RNJ1:
+        # (rnj1.py builds the embedding, the final norm and the head on every stage, none a
+        # PPMissingLayer: tests/data/refused_lifted/pp)
+        first = last = True
     vh = rp.vocab_rows(g, tp) * g.hidden_size
     eh = vh + g.added_vocab // tp * g.hidden_size   # (the embedding: Molmo's has rows more)
     head = vh + (rp.vocab_rows(g, tp) if g.model_type in rp.HEAD_BIAS_TYPES else 0)
