@@ -25,9 +25,10 @@ GiB = 1 << 30
 
 
 def assert_stage_is_vllms(g: ModelGeometry, key: str, stage: int, rec: dict,
-                          max_model_len: int = 4096) -> tuple[int, int]:
-    """The stage's layers, weights and buffers (at the max_model_len recorded) equal vLLM's;
-    the TP and PP sizes `key` names. Buffers by dtype, or by name and then dtype."""
+                          max_model_len: int = 4096, kept: int = 0) -> tuple[int, int]:
+    """The stage's layers, weights and buffers (at the max_model_len recorded; with `kept`,
+    the bytes of the plain tensors its modules keep, which kvcli counts as buffers) equal
+    vLLM's; the TP and PP sizes `key` names. Buffers by dtype, or by name and then dtype."""
     tp, pp = int(key[2]), int(key.split("pp")[1])
     r = stage_ranges(g.num_layers, pp)[stage]
     if g.model_type == LONGCAT:     # (vLLM splits the decoder layers, two of kvcli's each)
@@ -40,7 +41,7 @@ def assert_stage_is_vllms(g: ModelGeometry, key: str, stage: int, rec: dict,
     assert estimate_weights_bytes(g, tp, (r, first, last)) \
         == sum(rec["param_bytes_by_dtype"].values())
     buffers = rec["buffer_bytes_by_dtype"].values()
-    assert buffer_bytes(g, tp, None, max_model_len, r, first, last) == sum(
+    assert buffer_bytes(g, tp, None, max_model_len, r, first, last) == kept + sum(
         sum(b.values()) if isinstance(b, dict) else b for b in buffers)
     return tp, pp
 

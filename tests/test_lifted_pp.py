@@ -53,9 +53,13 @@ def test_the_cases() -> None:
 def test_each_stage_builds_as_vllms(name: str, key: str, stage: int) -> None:
     """Its decoder layers, weights (RNJ-1's embedding, final norm and head on every stage;
     the n-gram embedding on LongCat's first), buffers (RNJ-1's RoPE caches of its layers'
-    types only) and KV cache layers' pages."""
+    types only; openPangu V2's normed sink keys, 393,216 B a layer at TP 1) and KV cache
+    layers' pages."""
     g, rec = _geometry(name), CASES[name][key]["stages"][stage]
-    tp, pp = assert_stage_is_vllms(g, key, stage, rec, CASES[name]["max_model_len"])
+    # (openPangu V2's sink keys through k_layernorm: a tensor each layer keeps, `scratch`)
+    normed = rec["scratch"].get("model.layers.*.self_attn.attn.sink_key", {"bytes": 0})
+    tp, pp = assert_stage_is_vllms(g, key, stage, rec, CASES[name]["max_model_len"],
+                                   normed["bytes"] * len(rec["kv_specs"]))
     r = stage_ranges(g.num_layers, pp)[stage] if g.model_type != LONGCAT else \
         decoder_ranges(stage_ranges(g.num_layers // 2, pp))[stage]
     ours = [(s.block_size, s.page_size_bytes) for n, s in layer_specs(g, tp=tp).items()

@@ -2,9 +2,10 @@
 on the meta device from a stand-in config class (tests/data/refused_lifted/answers.json): its
 static-sink attention's SinkFullAttentionSpec (K qk_nope_dim + qk_rope_dim wide, V v_channels
 wide; interleaved_sliding_window never reaches the spec), one group, the blocks vLLM plans, and
-the weights and buffers (sink keys, values or their zero buffer, the rotary part's RoPE cache)
-of every rank at TP 1, 2, 4 and 8: 59 specs, 3 plans and 33 built ranks equal (tiny at TP 4
-and 8 refused by both). Before: refused by name."""
+the weights and buffers (sink keys, values or their zero buffer, the rotary part's RoPE cache,
+the sink keys through k_layernorm each layer keeps) of every rank at TP 1, 2, 4 and 8: 59
+specs, 3 plans and 33 built ranks equal (tiny at TP 4 and 8 refused by both). Before: refused
+by name."""
 
 from __future__ import annotations
 
@@ -47,11 +48,29 @@ def test_every_cache_spec_is_vllms(name: str) -> None:
             r["sliding_window"], r["page_size_bytes"])
 
 
+def _normed_sink_keys(name: str, tp: int) -> int:
+    """The sink keys through k_layernorm that every layer keeps (OpenPanguSinkAttention's
+    post_weight_load hands them to StaticSinkAttention: neither parameter nor buffer; rank
+    0's `scratch` row, one layer's), which kvcli counts with the buffers."""
+    one = CASES[name]["tp"][str(tp)][0]["scratch"]["model.layers.*.self_attn.attn.sink_key"]
+    return one["bytes"] * len(CASES[name]["specs"])
+
+
 @pytest.mark.parametrize(("name", "tp", "rank"), built_ranks(CASES))
 def test_each_rank_is_vllms_bytes(name: str, tp: int, rank: int) -> None:
     g, rec = _read(name), CASES[name]["tp"][str(tp)][rank]
     assert estimate_weights_bytes(g, tp) == sum(rec["param_bytes_by_dtype"].values())
-    assert estimate_buffer_bytes(g, tp) == sum(rec["buffer_bytes_by_dtype"].values())
+    assert estimate_buffer_bytes(g, tp) == sum(rec["buffer_bytes_by_dtype"].values()) \
+        + _normed_sink_keys(name, tp)
+
+
+def test_the_normed_sink_keys() -> None:
+    """The 72B-like's at TP 1: 128 sinks x 8 KV heads x 192 x 2 B a layer, 50 layers; kvcli
+    counted none before (19.7 MB a rank)."""
+    rec = CASES["pangu-pro-moe-v2"]["tp"]["1"][0]["scratch"]
+    assert rec["model.layers.*.self_attn.attn.sink_key"] == {
+        "shape": [128, 8, 192], "dtype": "bfloat16", "bytes": 393_216}
+    assert _normed_sink_keys("pangu-pro-moe-v2", 1) == 19_660_800
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -52,7 +52,11 @@ from kvcore.models.interns1_pro import ARCH as INTERNS1_PRO
 from kvcore.models.interns1_pro import fope_rank_buffer_bytes
 from kvcore.models.k2_horizon import k2_rope_dim
 from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_rope_caches
-from kvcore.models.pangu_v2 import pangu_v2_rope_caches, sink_value_buffer_bytes
+from kvcore.models.pangu_v2 import (
+    normed_sink_key_bytes,
+    pangu_v2_rope_caches,
+    sink_value_buffer_bytes,
+)
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, VISION_DEFAULTS
 from kvcore.models.qwen_vl import rotary_buffer_bytes
 from kvcore.models.rnj1 import RNJ1, rnj1_ropes
@@ -258,6 +262,7 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
         n += DTYPE_BYTES[g.dtype]
     if g.pangu_sinks is not None:   # (zero sink values, where the checkpoint has none)
         n += sink_value_buffer_bytes(g, g.pangu_sinks, tp, attn)
+        n += normed_sink_key_bytes(g, g.pangu_sinks, tp, attn)     # (and the normed keys)
     # (LongCat-Flash-Lite's n-gram buffers: the first stage's, with its embedding)
     n += g.class_buffers if first or not g.ngram_tables else 0
     if g.gemma is not None:

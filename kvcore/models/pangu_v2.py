@@ -64,6 +64,14 @@ def sink_value_buffer_bytes(g: ModelGeometry, s: PanguSinks, tp: int, layers: in
     return layers * s.sinks * g.num_kv_heads // tp * g.layer_v_dims[0] * DTYPE_BYTES[g.dtype]
 
 
+def normed_sink_key_bytes(g: ModelGeometry, s: PanguSinks, tp: int, layers: int) -> int:
+    """The sink keys through k_layernorm that `layers` layers keep (OpenPanguSinkAttention's
+    post_weight_load, run as it is built and again after loading, hands StaticSinkAttention
+    a new tensor, neither parameter nor buffer: a rank's KV heads x sinks x head, in the
+    model dtype; recorded as `scratch` in tests/data/refused_lifted/answers.json)."""
+    return layers * s.sinks * g.num_kv_heads // tp * g.head_dim * DTYPE_BYTES[g.dtype]
+
+
 def pangu_v2_rope_caches(g: ModelGeometry, s: PanguSinks) -> tuple[RopeCache, ...]:
     """get_rope's one cache; its rotary width as vLLM computes it, through a float factor
     (``int(head * (rope / head))``: 15 of 22 rotates 14)."""
