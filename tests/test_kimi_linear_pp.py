@@ -14,9 +14,12 @@ import pytest
 
 from kvcore.models import read_hf_config
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.worker_specs import layer_specs
 from kvcore.sizing.pipeline import plan_stages
 from kvcore.sizing.resolve import resolve_kv_cache_config
 from kvcore.sizing.result import SizingResult
+from kvcore.sizing.stage_specs import stage_layer_names, stage_specs
+from kvcore.specs import KVCacheSpec
 from tests.pp_stage_rows import assert_stage_is_vllms
 
 DATA = Path(__file__).parent / "data" / "kimi_linear"
@@ -48,32 +51,56 @@ def test_each_stages_layers_weights_and_buffers_are_vllms(name: str, key: str,
                           CASES[name]["max_model_len"])
 
 
-def _no_mla_stage(name: str, key: str) -> bool:
-    """vLLM aligns a stage's KDA block to the MLA layers' only where the stage holds one: the
-    tiny config on 4 stages (its stages 0 and 2, KDA alone, keep block 16 and a 137,216 B page
-    at TP 1), which kvcli does not model (its blocks agree, below)."""
-    return any(all(s[0] != "MLAAttentionSpec" for s in st["specs"].values())
-               for st in CASES[name][key]["stages"])
+def _vllm_name(name: str) -> str:
+    return f"model.{name}.self_attn"
+
+
+def _row(spec: KVCacheSpec) -> list:
+    return [type(spec).__name__, spec.block_size, spec.page_size_bytes]
 
 
 @pytest.mark.parametrize(("name", "key"), KEYS)
-def test_each_stages_cache_layers_and_the_groups_are_vllms(name: str, key: str) -> None:
+def test_each_stages_own_specs_are_vllms(name: str, key: str) -> None:
+    """What each stage's worker builds before the engine core groups them: a stage holding no
+    MLA layer (tiny on 4 stages: stages 0 and 2) keeps its KDA layers at block 16 with an
+    unpadded page (137,216 B at TP 1, 68,608 at TP 2), vLLM aligning a stage's block only
+    where it finds an attention backend (`kvcore.sizing.stage_specs`)."""
+    tp, pp = int(key[2]), int(key.split("pp")[1])
+    g, mml = _geometry(name), CASES[name]["max_model_len"]
+    kw = {"tp": tp, "max_model_len": mml, "mamba_cache_mode": "align"}
+    specs = stage_specs(g, layer_specs(g, **kw), layer_specs(g, **kw, attention_free=True), pp)
+    for names, rec in zip(stage_layer_names(g, list(specs), pp), CASES[name][key]["stages"],
+                          strict=True):
+        assert {_vllm_name(n): _row(specs[n]) for n in names} == rec["specs"]
+
+
+@pytest.mark.parametrize(("name", "key"), KEYS)
+def test_the_groups_are_vllms(name: str, key: str) -> None:
+    """The engine core's groups over the stages' specs merged, in vLLM's order, and each
+    worker's projection of them: tiny on 4 stages is 6 groups of one layer (KDA 0, 3, 4 at
+    block 16 padded to 147,456 B, KDA 1 at 512, MLA 2, MLA 5), the others the KDA layers in
+    groups as wide as the MLA layers' count, then the MLA layers."""
     res = _sized(name, key)
     plan = CASES[name][key]["planning"]
-    if _no_mla_stage(name, key):
-        assert (name, key) in {("tiny-kimi-linear", "tp1-pp4"), ("tiny-kimi-linear", "tp2-pp4")}
-        return
     assert [(type(grp.kv_cache_spec).__name__, grp.kv_cache_spec.block_size,
              grp.kv_cache_spec.page_size_bytes, len(grp.layer_names))
             for grp in res.config.kv_cache_groups] == [
         (x["spec"], x["block_size"], x["page_size_bytes"], x["layers"])
         for x in plan["global_groups"]]
-    for st, rec in zip(res.stages, CASES[name][key]["stages"], strict=True):
-        ours = {f"model.{n}.self_attn": [type(grp.kv_cache_spec).__name__,
-                                         grp.kv_cache_spec.block_size,
-                                         grp.kv_cache_spec.page_size_bytes]
-                for grp in st.groups for n in grp.layer_names}
-        assert ours == rec["specs"]
+    for st, worker in zip(res.stages, plan["workers"], strict=True):
+        assert [[*_row(grp.kv_cache_spec), [_vllm_name(n) for n in grp.layer_names]]
+                for grp in st.groups] == [
+            [x["spec"], x["block_size"], x["page_size_bytes"], x["layers"]]
+            for x in worker["groups"]]
+
+
+def test_a_stage_without_mla_makes_six_groups() -> None:
+    """The numbers the paragraph in tests/data/kimi_linear/README.md names, kvcli's."""
+    groups = _sized("tiny-kimi-linear", "tp1-pp4").config.kv_cache_groups
+    assert [(grp.kv_cache_spec.block_size, grp.layer_names) for grp in groups] == [
+        (16, ("layers.0",)), (16, ("layers.3",)), (16, ("layers.4",)), (512, ("layers.1",)),
+        (512, ("layers.2",)), (512, ("layers.5",))]
+    assert {grp.kv_cache_spec.page_size_bytes for grp in groups} == {147456}
 
 
 @pytest.mark.parametrize(("name", "key"), KEYS)

@@ -79,9 +79,12 @@ def hybrid_block_size(attn_page_per_token: int, mamba_page: int, block_size: int
 def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dtype: str,
                      tp: int, max_model_len: int | None, mamba_cache_mode: str,
                      gdn_prefill_checkpoint: bool, prefix_match_unit: int | None,
-                     num_speculative_tokens: int) -> tuple[MambaSpec, int]:
+                     num_speculative_tokens: int,
+                     attention_free: bool = False) -> tuple[MambaSpec, int]:
     """(the Mamba layers' spec, the attention block size) for one worker of model `g`, which
-    has Mamba layers (`kvcore.models.worker_specs.layer_specs` says what each keyword means)."""
+    has Mamba layers (`kvcore.models.worker_specs.layer_specs` says what each keyword means).
+    ``attention_free``: the worker holds no attention layer (a pipeline stage of Mamba layers
+    alone, `kvcore.sizing.stage_specs`): no alignment, the Mamba block the configured one."""
     assert g.mamba is not None          # (layer_specs asks only of a model with Mamba layers)
     if g.mamba.version == "mamba2":
         _mamba2_tp(g, tp)
@@ -97,7 +100,8 @@ def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dty
     # the Mamba-only classes are attention-free. Zamba2's caches are its shared blocks' uses)
     from kvcore.models.mamba_only import MAMBA_ONLY_TYPES  # (it imports geometry, as we)
 
-    if g.model_type not in MAMBA_ONLY_TYPES or (g.zamba and g.zamba.uses):
+    if not attention_free and (g.model_type not in MAMBA_ONLY_TYPES
+                               or (g.zamba and g.zamba.uses)):
         # (an MLA page: one latent a token; Kimi Linear's)
         per_token = (g.mla.latent_size if g.mla else 2 * kv_heads * g.head_dim) * \
             DTYPE_BYTES[kv_dtype]

@@ -65,7 +65,8 @@ def layer_specs(g: ModelGeometry, *, block_size: int | None = None, kv_cache_dty
                 mamba_cache_mode: str = "align",
                 gdn_prefill_checkpoint: bool = True,
                 prefix_match_unit: int | None = None,
-                num_speculative_tokens: int = 0) -> dict[str, KVCacheSpec]:
+                num_speculative_tokens: int = 0,
+                attention_free: bool = False) -> dict[str, KVCacheSpec]:
     """Layer name -> spec for one tensor-parallel worker, in model order.
     ``gdn_prefill_checkpoint``: Gated DeltaNet layers on FlashInfer's kernel (Hopper, what
     kvcli assumes) checkpoint inside a prefill; False: the Triton kernel's layout.
@@ -73,7 +74,9 @@ def layer_specs(g: ModelGeometry, *, block_size: int | None = None, kv_cache_dty
     ``num_speculative_tokens``: speculative decoding's K (any method), which the Mamba
     layers' spec keeps blocks and conv rows for (`kvcore.models.mamba_spec`).
     ``block_size``: --block-size, None when not given (vLLM's default 16, which it raises for
-    a sparse MLA model's backends where an explicit size stays or fails)."""
+    a sparse MLA model's backends where an explicit size stays or fails).
+    ``attention_free``: the Mamba layers' spec as a worker holding no attention layer builds
+    it (`kvcore.sizing.stage_specs`)."""
     if g.v4 is not None:    # (DeepSeek-V4's own caches: `kvcore.models.deepseek_v4_specs`)
         return v4_layer_specs(g, block_size=block_size, kv_cache_dtype=kv_cache_dtype)
     given_block, block_size = block_size, DEFAULT_BLOCK_SIZE if block_size is None else block_size
@@ -88,7 +91,7 @@ def layer_specs(g: ModelGeometry, *, block_size: int | None = None, kv_cache_dty
             g, block_size=block_size, kv_heads=heads, kv_dtype=kv_dtype, tp=tp,
             max_model_len=max_model_len, mamba_cache_mode=mamba_cache_mode,
             gdn_prefill_checkpoint=gdn_prefill_checkpoint, prefix_match_unit=prefix_match_unit,
-            num_speculative_tokens=num_speculative_tokens)
+            num_speculative_tokens=num_speculative_tokens, attention_free=attention_free)
     out: dict[str, KVCacheSpec] = {}
     if g.zamba is not None and mamba is not None:
         # Zamba2: a cache each use of a shared block, all before the mixers (vLLM's

@@ -56,6 +56,19 @@ def stage_ranges(num_layers: int, pp: int) -> list[range]:
     return out
 
 
+def model_stage_ranges(g: ModelGeometry, pp: int) -> list[range]:
+    """Each stage's layers of model `g` as kvcli names them (`stage_ranges`; LongCat-Flash:
+    vLLM splits its num_layers decoder layers, two attentions each, kvcli's layers:
+    `kvcore.models.longcat`)."""
+    n = g.num_layers
+    decoders = n // 2 if g.model_type == LONGCAT else n
+    if pp > decoders:
+        # (vLLM's split then gives stages no layer: their workers plan no KV cache)
+        raise InputError(f"{g.name} has {decoders} decoder layers, fewer than {pp} stages",
+                         field="pipeline_parallel_size")
+    return stage_ranges(n, pp) if decoders == n else decoder_ranges(stage_ranges(decoders, pp))
+
+
 def project_groups(groups: list[KVCacheGroupSpec], names: set[str]) -> list[KVCacheGroupSpec]:
     """vLLM's `_project_kv_cache_groups_to_worker`: every group, keeping only the worker's
     layers (a group with none of them stays, empty: its block costs the worker nothing)."""
@@ -133,14 +146,7 @@ def pipeline_stages(g: ModelGeometry, groups: list[KVCacheGroupSpec], tp: int, p
     GPU's budget less them and the activations."""
     refuse_pp(g.name, g.architecture, pp)      # (vLLM's config check, before any build)
     n = g.num_layers
-    # (LongCat-Flash: vLLM splits its num_layers decoder layers, two attentions each, kvcli's
-    # layers: `kvcore.models.longcat`)
-    decoders = n // 2 if g.model_type == LONGCAT else n
-    if pp > decoders:
-        # (vLLM's split then gives stages no layer: their workers plan no KV cache)
-        raise InputError(f"{g.name} has {decoders} decoder layers, fewer than {pp} stages",
-                         field="pipeline_parallel_size")
-    ranges = stage_ranges(n, pp) if decoders == n else decoder_ranges(stage_ranges(decoders, pp))
+    ranges = model_stage_ranges(g, pp)
     if g.v4 is not None and (why := stage_layouts_refusal(g.v4, ranges, tp)):
         # (DeepSeek-V4: stages with and without an indexer report different layouts)
         raise InputError(f"{g.name} on {pp} pipeline stages: vLLM 0.33 refuses to start: "

@@ -54,6 +54,7 @@ from kvcore.sizing.option_ranges import (
 from kvcore.sizing.packing import block_outermost
 from kvcore.sizing.pipeline import PipelineStage, pipeline_stages
 from kvcore.sizing.result import SizingResult
+from kvcore.sizing.stage_specs import stage_specs
 from kvcore.sizing.tp_refusals import refuse_tp
 from kvcore.sizing_context import DEFAULT_GPU_MEMORY_UTILIZATION, DEFAULT_MAX_NUM_BATCHED_TOKENS
 from kvcore.specs import DTYPE_BYTES, SizingContext
@@ -153,6 +154,13 @@ def resolve_kv_cache_config(
                          default=DEFAULT_BLOCK_SIZE if block_size is None else block_size)
         specs.update(draft_layer_specs(spec_draft, g, block_size=attn_block,
                                        kv_cache_dtype=kv_dtype, tp=tp, max_model_len=mml))
+    if pipeline_parallel_size > 1 and g.mamba is not None:
+        # (a stage of Mamba layers alone keeps them unaligned: `kvcore.sizing.stage_specs`)
+        specs = stage_specs(g, specs, layer_specs(
+            g, block_size=block_size, kv_cache_dtype=kv_dtype, tp=tp, max_model_len=mml,
+            mamba_cache_mode=ctx.mamba_cache_mode, prefix_match_unit=prefix_match_unit,
+            num_speculative_tokens=num_speculative_tokens, attention_free=True),
+            pipeline_parallel_size)
     planning: list[str] = []
     try:
         groups = get_kv_cache_groups(specs, disable_hybrid=disable_hybrid, pad_pages=pad_pages,
