@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from kvcore.errors import InputError
 from kvcore.mm_options import MMOptions
@@ -156,11 +157,12 @@ def resolve_kv_cache_config(
                                        kv_cache_dtype=kv_dtype, tp=tp, max_model_len=mml))
     if pipeline_parallel_size > 1 and g.mamba is not None:
         # (a stage of Mamba layers alone keeps them unaligned: `kvcore.sizing.stage_specs`)
-        specs = stage_specs(g, specs, layer_specs(
-            g, block_size=block_size, kv_cache_dtype=kv_dtype, tp=tp, max_model_len=mml,
-            mamba_cache_mode=ctx.mamba_cache_mode, prefix_match_unit=prefix_match_unit,
-            num_speculative_tokens=num_speculative_tokens, attention_free=True),
-            pipeline_parallel_size)
+        stage_of = partial(layer_specs, g, block_size=block_size, kv_cache_dtype=kv_dtype,
+                           tp=tp, max_model_len=mml, mamba_cache_mode=ctx.mamba_cache_mode,
+                           prefix_match_unit=prefix_match_unit,
+                           num_speculative_tokens=num_speculative_tokens)
+        specs = stage_specs(g, specs, stage_of(attention_free=True), pipeline_parallel_size,
+                            stage_of(gdn_prefill_checkpoint=False))
     planning: list[str] = []
     try:
         groups = get_kv_cache_groups(specs, disable_hybrid=disable_hybrid, pad_pages=pad_pages,

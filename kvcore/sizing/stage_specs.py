@@ -18,6 +18,15 @@ keep their block, so they are a bucket of their own. Kimi Linear's tiny config o
 (KDA alone on stages 0 and 2) is 6 groups of one layer: KDA 0, 3, 4 at block 16, KDA 1 at 512,
 MLA 2 and 5 at 512 (tests/data/kimi_linear/pp_answers.json), where one spec for every stage
 gave 3 groups of two at 512. With "none" the padded specs are equal again: the same groups.
+
+The alignment reads the stage's layers once more: in "align" mode the block is a multiple of
+the Mamba layers' prefill checkpoint alignment, the lcm of what each layer the stage holds
+declares (`get_mamba_prefill_checkpoint_alignment`, model_executor/layers/mamba/abstract.py):
+64 for Gated DeltaNet layers on FlashInfer's kernel (Hopper's), 1 for a stage holding none. So
+Qwen3-Next's full-attention layer alone on a stage (its tiny config on 8 stages) gets block
+544 where a stage with GDN layers gets 576 (tests/data/hybrid_pp_stages/answers.json). Not
+modelled: a draft's layers on a last stage holding no Mamba layer (that stage keeps the
+model's block).
 """
 
 from __future__ import annotations
@@ -40,14 +49,20 @@ def stage_layer_names(g: ModelGeometry, names: list[str], pp: int) -> list[list[
 
 
 def stage_specs(g: ModelGeometry, specs: dict[str, KVCacheSpec],
-                attention_free: dict[str, KVCacheSpec], pp: int) -> dict[str, KVCacheSpec]:
-    """`specs` (every layer's, in model order, as a stage with attention builds it) with the
-    Mamba layers of every stage holding no attention layer as `attention_free` has them
-    (`layer_specs(..., attention_free=True)`)."""
+                attention_free: dict[str, KVCacheSpec], pp: int,
+                mamba_free: dict[str, KVCacheSpec] | None = None) -> dict[str, KVCacheSpec]:
+    """`specs` (every layer's, in model order, as a stage with attention and Mamba layers
+    builds it) with the Mamba layers of every stage holding no attention layer as
+    `attention_free` has them (`layer_specs(..., attention_free=True)`), and the attention
+    layers of every stage holding no Mamba layer (and no draft's) as `mamba_free` has them
+    (`layer_specs(..., gdn_prefill_checkpoint=False)`: the block aligned to no checkpoint)."""
     if pp == 1 or not any(isinstance(s, MambaSpec) for s in specs.values()):
         return specs
     out = dict(specs)
     for names in stage_layer_names(g, list(specs), pp):
         if names and all(isinstance(specs[n], MambaSpec) for n in names):
             out.update((n, attention_free.get(n, specs[n])) for n in names)
+        elif mamba_free and not any(isinstance(specs[n], MambaSpec) or is_draft_layer(n)
+                                    for n in names):
+            out.update((n, mamba_free.get(n, specs[n])) for n in names)
     return out
