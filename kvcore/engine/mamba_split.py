@@ -47,11 +47,15 @@ def align_block_size(kvm: KVCacheManager) -> int:
     reads ``cache_config.block_size``, which align mode makes the Mamba block (the platform sets
     ``mamba_block_size`` to it), not the scheduler's block, the groups' lcm: beside a group of
     twice the block (an EAGLE-3 draft's) chunks stop at the Mamba block
-    (tests/data/sched_mamba_mixed/)."""
+    (tests/data/sched_mamba_mixed/). vLLM's engine core sets ``cache_config.block_size`` to its
+    prefix-cacheable groups' smallest block once planned (v1/engine/core.py): under pipeline
+    parallelism a stage without attention keeps its Mamba layers at the configured block, below
+    the aligned ones' (`kvcore.sizing.stage_specs`), and that smallest block is theirs: the
+    Mamba groups' smallest."""
     if not kvm.enable_caching:
         return 0
-    return next((m.block_size for m in kvm.coordinator.single_type_managers
-                 if isinstance(m.kv_cache_spec, MambaSpec)), 0)
+    return min((m.block_size for m in kvm.coordinator.single_type_managers
+                if isinstance(m.kv_cache_spec, MambaSpec)), default=0)
 
 
 def checkpoint_alignment(kvm: KVCacheManager) -> int:

@@ -43,9 +43,13 @@ def _config_group(group: dict, cfg: ReplayOptions, trace: Trace) -> KVCacheSpec:
         raise refusal(cfg, trace, "groups", f"a {group.get('type')} group's block_size must "
                       f"be a positive integer, got {given!r}")
     spec = spec_from_group_config(group, given or cfg.block_size)
-    if isinstance(spec, MambaSpec) and cfg.enable_prefix_caching and given != cfg.block_size:
+    if isinstance(spec, MambaSpec) and cfg.enable_prefix_caching and given != cfg.block_size \
+            and not (cfg.pipeline_parallel_size > 1 and given and given % cfg.block_size == 0):
         # (align mode: vLLM's platform sets mamba_block_size to the attention block size, which
-        # the Scheduler's aligned split reads as cache_config.block_size; `mamba_split`)
+        # the Scheduler's aligned split reads as cache_config.block_size; `mamba_split`. Under
+        # pipeline parallelism a stage holding attention raises its Mamba layers' block to a
+        # multiple of the block a stage without any keeps, the engine's smallest:
+        # `kvcore.sizing.stage_specs`)
         raise refusal(cfg, trace, "groups", f"a mamba group's block_size {given!r} is not the "
                       f"{cfg.block_size} vLLM runs it at with prefix caching on (its align "
                       "mode sets mamba_block_size to block_size)")
