@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from kvcore.engine.options import ReplayOptions
+from kvcore.engine.replay import replay
 from kvcore.models import read_hf_config
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.worker_specs import layer_specs
@@ -118,3 +120,19 @@ def test_every_workers_block_count_is_vllms(name: str, key: str) -> None:
 def test_published_numbers() -> None:
     assert [CASES["kimi-linear-48b-a3b"][k]["planning"]["workers"][0]["num_blocks"]
             for k in ("tp1-pp2", "tp1-pp4", "tp4-pp2", "tp4-pp4")] == [2427, 4854, 9102, 18204]
+
+
+def test_a_replay_on_four_stages_runs_over_vllms_groups(tmp_path: Path) -> None:
+    """`kvcli replay --model-config tiny --pipeline-parallel-size 4` plans vLLM's 6 groups and
+    its scheduler runs over them (step for step against vLLM on such groups:
+    tests/test_replay_pp_mamba_stages_cases.py)."""
+    trace = tmp_path / "t.jsonl"
+    lines = (Path(__file__).parents[1] / "traces" / "shared-prefix.jsonl").read_text()
+    trace.write_text("\n".join(lines.splitlines()[:6]) + "\n")
+    s = replay(str(trace), ReplayOptions(model_config=str(DATA / "tiny-kimi-linear.config.json"),
+                                         pipeline_parallel_size=4, num_blocks=200,
+                                         max_model_len=4096))
+    assert [(g["type"], g["block_size"]) for g in s.groups] == [
+        ("mamba", 16), ("mamba", 16), ("mamba", 16), ("mamba", 512), ("mla", 512),
+        ("mla", 512)]
+    assert s.finished == 6
