@@ -22,6 +22,7 @@ Hopper (the CPU picks Triton's kernel), as ../mtp_draft/record_qwen3_next_mtp.py
 caching on ("align"), and off ("none") for Jamba; max_model_len 4,096 (Granite's config: its
 2,048); TP 1; PP 2, 4 and 8.
 Planning: ../kimi_linear/record_kimi_linear_pp.py's `plan` with 1 GiB on every worker.
+`--cuts` (alone) records two hybrid classes cut to Mamba layers alone on one stage (`cuts`).
 """
 import json, sys
 from pathlib import Path
@@ -89,6 +90,25 @@ def row(s):
     return out
 
 
+def cuts(out):
+    """`--cuts`: the size fuzz's hybrid classes cut to Mamba layers alone (../size_fuzz/
+    cases.json s0-0288, Granite 4.0-H's 3 Mamba layers, and s0-0028, Qwen3-Next's one GDN
+    layer; TP 1, max_model_len 2,048) on one stage, built as the stages above: a worker
+    holding no attention layer whatever its pipeline size."""
+    fuzz = {c["id"]: c for c in json.loads((HERE.parent / "size_fuzz" / "cases.json")
+                                           .read_text())}
+    out["cuts"] = {}
+    for cid in ("s0-0288", "s0-0028"):
+        cfg = fuzz[cid]["config"]
+        K.set_pp(1, 0)
+        model, vc, specs = build(b.model_config(cfg, 2048), True)
+        out["cuts"][cid] = {"config": cfg, "max_model_len": 2048,
+                            "block_size": vc.cache_config.block_size,
+                            "mamba_block_size": vc.cache_config.mamba_block_size,
+                            "specs": {k: row(s) for k, s in specs.items()}}
+        print(cid, out["cuts"][cid]["specs"], file=sys.stderr, flush=True)
+
+
 def main():
     b.rc.rqn.rmm_main_env()
     restore_alignment()
@@ -97,6 +117,10 @@ def main():
     path = HERE / "answers.json"
     out = json.loads(path.read_text()) if path.exists() else {"cases": {}}
     out["substitutions"] = SUBSTITUTIONS
+    if sys.argv[1:] == ["--cuts"]:
+        cuts(out)
+        path.write_text(json.dumps(out, indent=1) + "\n")
+        return
     group = parallel_state._PP
     saved = (group.world_size, group.rank_in_group, group.ranks, group.rank)
     for name in sys.argv[1:] or list(ARCHS):
