@@ -68,6 +68,9 @@ class RooflineClock:
         if g.layer_windows:     # (a head size and a window a layer)
             raise InputError(f"{g.name}: the roofline clock does not time Domyn Edge's layers "
                              "(a head size and a window a layer)", field="model_config")
+        if g.loop_layers:       # (each layer a pass more, attending to two caches)
+            raise InputError(f"{g.name}: the roofline clock does not time IQuest Loop's "
+                             "passes", field="model_config")
         if g.num_attention_heads % tp:       # vLLM's own start-up check (ModelConfig)
             raise InputError(f"{g.name}'s {g.num_attention_heads} attention heads do not divide "
                              f"into {tp} tensor-parallel ranks", field="tp")

@@ -34,6 +34,7 @@ from kvcore.models.deepseek_v4_weights import unmodelled as v4_unmodelled
 from kvcore.models.domyn_edge import DOMYN, domyn_fields
 from kvcore.models.ernie45 import ERNIE_MOE, ERNIE_VL, ernie_fields
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.iquest_loop import IQUEST_LOOP, iquest_fields
 from kvcore.models.k2_horizon import K2_HORIZON, k2_horizon_fields
 from kvcore.models.kimi_linear import KIMI_LINEAR, kimi_linear_fields
 from kvcore.models.laguna import LAGUNA, laguna_fields
@@ -62,6 +63,9 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     check_sarvam(g.architecture, t, c, source)
     if g.architecture == DOMYN:     # (a head size, a window and RoPE or none a layer)
         return replace(g, **domyn_fields(c, n_layers, g.num_kv_heads, g.head_dim, source))
+    if g.architecture == IQUEST_LOOP:   # (its heads hidden / heads wide, its passes)
+        return replace(g, **iquest_fields(n_layers, g.hidden_size, g.num_attention_heads,
+                                          quantised))
     if g.architecture == PANGU_V2:  # (sink attention, openPangu's norms, router and MoE)
         return replace(g, **pangu_fields(get, g.moe_layers),
                        **pangu_sink_fields(c, get, n_layers, source),

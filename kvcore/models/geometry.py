@@ -190,6 +190,7 @@ class ModelGeometry:
     ngram_tables: tuple[int, ...] = ()  # LongCat-Flash-Lite's (`kvcore.models.longcat_ngram`)
     # Domyn Edge's window a layer (0: full) and its layers without RoPE (`models.domyn_edge`)
     layer_windows: tuple[int, ...] = ()
+    loop_layers: int = 0    # IQuest Loop's decoder layers, each a cache a pass (`iquest_loop`)
     nope_layers: tuple[bool, ...] = ()
     # openPangu Pro MoE V2's static-sink attention (`kvcore.models.pangu_sinks`)
     pangu_sinks: PanguSinks | None = None

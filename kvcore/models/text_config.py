@@ -19,6 +19,7 @@ from kvcore.models.domyn_edge import domyn_windowed
 from kvcore.models.dtypes import dtype_names, wrapper_dtype
 from kvcore.models.interns1_pro import as_built
 from kvcore.models.internvl_chat import awq_patched
+from kvcore.models.iquest_loop import iquest_windowed
 from kvcore.models.longcat_ngram import typed
 from kvcore.models.midashenglm import qwen2_text
 from kvcore.models.molmo import MOLMO, molmo_text
@@ -38,6 +39,7 @@ def text_model(cfg: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[s
     it); the head of a class that always ties it tied (`kvcore.models.wrapper_tie.TEXT_TIED`);
     a tie_word_embeddings of the wrong type refused wherever it is (`tie_flags`)."""
     cfg = domyn_windowed(typed(cfg))    # (LongCat-Flash's: no model_type; Domyn's windows)
+    cfg = iquest_windowed(cfg, source)  # (IQuest Loop's: its later passes' window)
     where = text_path(cfg)
     tie_flags(cfg, source)
     hub_ids_refusal(cfg, source)        # (Ultravox's text model named, not given)

@@ -68,8 +68,6 @@ NOT_MODELLED = {
                        "or sparse by mlp_layer_types)",
     "HYV4ForCausalLM": "multi-head latent attention with a lightning indexer, 'full' or 'shared' "
                        "a layer by indexer_types, and learnable sinks (vllm/models/hy_v4)",
-    "IQuestLoopCoderForCausalLM": "each layer run loop_num times: a full cache on the first "
-                                  "pass and a loop_window_size sliding cache on each later one",
     "DoryForCausalLM": "layers run n_recurrent_loops times, attention or MLP-only by "
                        "layer_types, each attention keeping a cache a loop under "
                        "recurrent_kv_cache_mode per_loop",

@@ -54,6 +54,7 @@ from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.gemma_weights import gemma_rank_params
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.interns1_pro import fope_rank_params
+from kvcore.models.iquest_loop import decoder, gate_params
 from kvcore.models.kimi_linear import KIMI_LINEAR
 from kvcore.models.kimi_linear_weights import kimi_linear_ledger
 from kvcore.models.kv_cache_quant import NO_QUANT_ATTENTION
@@ -92,6 +93,10 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     layer_range, first, last = stage
     if g.v4 is not None:    # (hyper-connections, hash-routed MoE, compressors, indexers)
         return v4_ledger(g, tp, *stage)
+    if g.loop_layers:   # (IQuest Loop's decoder layers once, and a gate each)
+        led = _ledger(decoder(g), tp, stage)
+        led.model += gate_params(g, tp)
+        return led
     if g.layer_windows:         # (Domyn Edge's head size a layer)
         return domyn_ledger(g, tp)
     if g.pangu_sinks is not None:   # (openPangu Pro MoE V2's sink attention)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from kvcore.models.deepseek_v4_specs import v4_layer_specs
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.iquest_loop import registration_order
 from kvcore.models.mamba_spec import model_mamba_spec
 from kvcore.models.pangu_sinks import refuse_sink_block
 from kvcore.models.sparse_mla import refuse_ds_mla, sparse_layer_specs
@@ -145,5 +146,7 @@ def layer_specs(g: ModelGeometry, *, block_size: int | None = None, kv_cache_dty
                                                   attention_chunk_size=g.attention_chunk_size)
         else:
             raise ValueError(f"unknown layer kind {kind!r}")
-    return out
+    # (IQuest Loop's caches in vLLM's registration order, a layer's passes together: its
+    # groups take every other layer of a kind from that order)
+    return registration_order(out, g.loop_layers) if g.loop_layers else out
 

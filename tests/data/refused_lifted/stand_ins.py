@@ -65,3 +65,23 @@ _register_domyn = register
 def register():
     _register_domyn()
     AutoConfig.register("pangu_pro_moe_v2", PanguProMoEV2Config, exist_ok=True)
+
+
+class IQuestLoopCoderConfig(PretrainedConfig):
+    """IQuest-Coder's Loop remote class (model_type ``iquestloopcoder``): every key kept, none
+    defaulted, so iquest_loopcoder.py's getattr defaults (loop_num 2, loop_window_size 64)
+    read a key the file leaves out."""
+    model_type = "iquestloopcoder"
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+
+
+SUBSTITUTIONS.append("5. iquestloopcoder: a PretrainedConfig keeping the file's keys "
+                     "(stand_ins.py)")
+_register_pangu = register
+
+
+def register():
+    _register_pangu()
+    AutoConfig.register("iquestloopcoder", IQuestLoopCoderConfig, exist_ok=True)

@@ -85,7 +85,7 @@ REFUSED = [
     "Glm5NextForCausalLM", "Glm5NextForConditionalGeneration", "Qwen4ExpForCausalLM",
     "Qwen4ExpForConditionalGeneration", "InklingForCausalLM", "InklingForConditionalGeneration",
     "DeepseekV41ForCausalLM", "Dots3NoteForCausalLM",
-    "IQuestLoopCoderForCausalLM", "DoryForCausalLM",
+    "DoryForCausalLM",
     "MiMoV2OmniForCausalLM", "InternS2MobiusForConditionalGeneration",
     "NemotronParseForConditionalGeneration", "RadioMBartPrefixForCausalLM", "HfMoondream",
     "BertModel", "RobertaForSequenceClassification",
