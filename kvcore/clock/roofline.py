@@ -68,6 +68,9 @@ class RooflineClock:
         if g.layer_windows:     # (a head size and a window a layer)
             raise InputError(f"{g.name}: the roofline clock does not time Domyn Edge's layers "
                              "(a head size and a window a layer)", field="model_config")
+        if g.dory is not None:  # (its recurrent blocks run a loop more each)
+            raise InputError(f"{g.name}: the roofline clock does not time Dory's recurrent "
+                             "loops", field="model_config")
         if g.loop_layers:       # (each layer a pass more, attending to two caches)
             raise InputError(f"{g.name}: the roofline clock does not time IQuest Loop's "
                              "passes", field="model_config")

@@ -44,6 +44,7 @@ from typing import Any
 from kvcore.models.context_limit import _kind, _rope_parameters
 from kvcore.models.deepseek_v4_buffers import topk_scratch_bytes, v4_buffer_bytes, v4_rope_caches
 from kvcore.models.domyn_edge import domyn_rope_caches
+from kvcore.models.dory import dory_ropes, extra_attentions
 from kvcore.models.ernie45 import ERNIE_VL
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.gemma_buffers import gemma_rope_caches, gemma_scalars
@@ -149,6 +150,9 @@ def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCa
     if rnj1:        # (a RoPE a layer type its layers use: `kvcore.models.rnj1`)
         sets, layers_of = rnj1_ropes(cfg, g.source)
         kinds_of = [()] * len(sets)
+    if g.dory is not None:  # (a RoPE a block type its blocks use: `kvcore.models.dory`)
+        sets, kinds_of = dory_ropes(cfg, g.num_layers, g.head_dim, g.source)
+        layers_of = [()] * len(sets)
     for rp, kinds, layers in zip(sets, kinds_of, layers_of, strict=True):
         if g.mla is not None:
             head = dim = g.mla.qk_rope_head_dim
@@ -247,6 +251,8 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
     attn = sum(k in ATTENTION_KINDS for k in kinds)
     if g.zamba is not None:     # (an Attention each use of a shared block: `models.zamba2`)
         attn = g.zamba.uses
+    if g.dory is not None:      # (an Attention a loop in its recurrent blocks)
+        attn += extra_attentions(g.layer_kinds, g.dory, layers)
     n = 16 * attn
     if g.model_type == "kimi_linear":   # (its MLA layers' fifth scalar, _one_scale)
         n += 4 * attn

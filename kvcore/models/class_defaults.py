@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvcore.models.dory import DEFAULTS as DORY_DEFAULTS
+from kvcore.models.dory import DORY
 from kvcore.models.kv_sharing import GEMMA_DEFAULTS
 from kvcore.models.llama4 import CHUNK_DEFAULT, NOPE_INTERVAL_DEFAULT
 from kvcore.models.mimo_v2 import FLASH_DEFAULTS
@@ -73,6 +75,7 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
 # Defaults of the transformers config classes for keys real checkpoints omit.
 MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "mimo_v2_flash": FLASH_DEFAULTS,
+    DORY: DORY_DEFAULTS,    # (vLLM's own DoryConfig)
     "gemma3_text": {"vocab_size": 262208, "sliding_window_pattern": 6, "head_dim": 256,
                     "max_position_embeddings": 131072, "sliding_window": 4096,
                     "tie_word_embeddings": True, "num_key_value_heads": 4},

@@ -32,6 +32,7 @@ from kvcore.models.beam import BEAM, beam_fields
 from kvcore.models.deepseek_v4 import DEEPSEEK_V4, read_v4
 from kvcore.models.deepseek_v4_weights import unmodelled as v4_unmodelled
 from kvcore.models.domyn_edge import DOMYN, domyn_fields
+from kvcore.models.dory import DORY, dory_layout
 from kvcore.models.ernie45 import ERNIE_MOE, ERNIE_VL, ernie_fields
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.iquest_loop import IQUEST_LOOP, iquest_fields
@@ -63,6 +64,9 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     check_sarvam(g.architecture, t, c, source)
     if g.architecture == DOMYN:     # (a head size, a window and RoPE or none a layer)
         return replace(g, **domyn_fields(c, n_layers, g.num_kv_heads, g.head_dim, source))
+    if t == DORY:       # (its recurrent blocks and loops)
+        return replace(g, dory=dory_layout(c, n_layers, source), weights_unmodelled=(
+            "a quantised Dory checkpoint's weights" if quantised else ""))
     if g.architecture == IQUEST_LOOP:   # (its heads hidden / heads wide, its passes)
         return replace(g, **iquest_fields(n_layers, g.hidden_size, g.num_attention_heads,
                                           quantised))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from kvcore.models.classic_blocks import ClassicBlock
 from kvcore.models.deepseek_v4 import V4Geometry
+from kvcore.models.dory import DoryLayout
 from kvcore.models.ernie45 import VisionExperts
 from kvcore.models.int_quant import IntQuant
 from kvcore.models.kv_sharing import GemmaExtras
@@ -191,6 +192,7 @@ class ModelGeometry:
     # Domyn Edge's window a layer (0: full) and its layers without RoPE (`models.domyn_edge`)
     layer_windows: tuple[int, ...] = ()
     loop_layers: int = 0    # IQuest Loop's decoder layers, each a cache a pass (`iquest_loop`)
+    dory: DoryLayout | None = None  # Dory's recurrent blocks and loops (`models.dory`)
     nope_layers: tuple[bool, ...] = ()
     # openPangu Pro MoE V2's static-sink attention (`kvcore.models.pangu_sinks`)
     pangu_sinks: PanguSinks | None = None

@@ -9,6 +9,7 @@ from kvcore.errors import InputError, clipped
 from kvcore.models.config_keys import NO_WINDOW_TYPES, QWEN_WINDOWS, qwen_kinds
 from kvcore.models.deepseek_v4 import DEEPSEEK_V4, V4_KIND
 from kvcore.models.domyn_edge import domyn_kinds, is_domyn
+from kvcore.models.dory import DORY, dory_kinds
 from kvcore.models.iquest_loop import iquest_kinds, is_iquest_loop
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.lfm2 import LFM2_TYPES, lfm2_kinds
@@ -77,6 +78,8 @@ def layer_kinds(c: dict[str, Any], model_type: str, n: int, get, get_dim,
     if model_type == "gpt_oss":
         # (gpt_oss.py slides the even layers whatever layer_types lists: it never reads it)
         return tuple("sliding" if i % 2 == 0 else "full" for i in range(n))
+    if model_type == DORY:  # (attention or MLP blocks, DoryConfig's pattern by default)
+        return dory_kinds(c, n, source)
     if is_iquest_loop(c):   # (a cache a pass: layer_types unread)
         return iquest_kinds(c, n, source)
     types = c.get("layer_types")

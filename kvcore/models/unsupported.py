@@ -68,9 +68,6 @@ NOT_MODELLED = {
                        "or sparse by mlp_layer_types)",
     "HYV4ForCausalLM": "multi-head latent attention with a lightning indexer, 'full' or 'shared' "
                        "a layer by indexer_types, and learnable sinks (vllm/models/hy_v4)",
-    "DoryForCausalLM": "layers run n_recurrent_loops times, attention or MLP-only by "
-                       "layer_types, each attention keeping a cache a loop under "
-                       "recurrent_kv_cache_mode per_loop",
     # (its MiMo-V2 text model is read: `kvcore.models.mimo_v2`)
     "MiMoV2OmniForCausalLM": "a windowed vision transformer and an audio encoder (mimo_v2_omni.py) "
                              "kvcli does not count",

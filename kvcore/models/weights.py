@@ -49,6 +49,7 @@ from kvcore.models import (
 from kvcore.models import rank_params as rp
 from kvcore.models.deepseek_v4_weights import v4_ledger
 from kvcore.models.domyn_edge import domyn_ledger
+from kvcore.models.dory_weights import dory_ledger
 from kvcore.models.ernie45 import vision_experts_layer
 from kvcore.models.fp8_ignored import layer_skips
 from kvcore.models.gemma_weights import gemma_rank_params
@@ -93,6 +94,10 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
     layer_range, first, last = stage
     if g.v4 is not None:    # (hyper-connections, hash-routed MoE, compressors, indexers)
         return v4_ledger(g, tp, *stage)
+    if g.dory is not None:  # (its attention or MLP blocks, nGPT scales: `models.dory`)
+        return dory_ledger(g.layer_kinds, rp.vocab_rows(g, tp), g.vocab_size, g.hidden_size,
+                           g.num_attention_heads, g.num_kv_heads, g.head_dim,
+                           g.intermediate_size)
     if g.loop_layers:   # (IQuest Loop's decoder layers once, and a gate each)
         led = _ledger(decoder(g), tp, stage)
         led.model += gate_params(g, tp)

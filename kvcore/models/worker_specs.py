@@ -29,6 +29,7 @@ Per layer kind:
 from __future__ import annotations
 
 from kvcore.models.deepseek_v4_specs import v4_layer_specs
+from kvcore.models.dory import dory_loop_specs
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.iquest_loop import registration_order
 from kvcore.models.mamba_spec import model_mamba_spec
@@ -148,5 +149,7 @@ def layer_specs(g: ModelGeometry, *, block_size: int | None = None, kv_cache_dty
             raise ValueError(f"unknown layer kind {kind!r}")
     # (IQuest Loop's caches in vLLM's registration order, a layer's passes together: its
     # groups take every other layer of a kind from that order)
+    if g.dory is not None:  # (Dory's recurrent blocks: an Attention a loop)
+        return dory_loop_specs(out, g.dory, g.num_layers)
     return registration_order(out, g.loop_layers) if g.loop_layers else out
 

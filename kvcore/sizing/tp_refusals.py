@@ -37,6 +37,10 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
         # gives no attention head count to check)
         raise InputError(f"{g.name}'s {g.num_attention_heads} attention heads must be divisible "
                          f"by it, as vLLM requires; got {tp}", field="tensor_parallel_size")
+    if g.dory is not None and tp != 1:     # (DoryForCausalLM's own ValueError as it is built)
+        raise InputError(f"{g.name}: vLLM builds Dory on one rank only ('Dory currently "
+                         f"supports tensor_parallel_size=1 only'); got {tp}",
+                         field="tensor_parallel_size")
     if g.vision_heads % tp:
         # (its encoder's attention splits them: vLLM asserts "N is not divisible by TP")
         raise InputError(f"{g.name}'s vision tower has {g.vision_heads} attention heads, which "

@@ -38,7 +38,9 @@ CASES = {"sarvam-105b": (4096, [70 * GIB]),
          "tiny-pangu-v2-sinkv": (4096, [1 * GIB]),
          "iquest-loopcoder-40b": (32768, [60 * GIB]), "tiny-iquest-loop": (4096, [1 * GIB]),
          "tiny-iquest-loop3": (4096, [1 * GIB]),
-         "tiny-iquest-loop-defaults": (4096, [1 * GIB])}
+         "tiny-iquest-loop-defaults": (4096, [1 * GIB]),
+         "dory-defaults": (8192, [20 * GIB]), "tiny-dory": (4096, [1 * GIB]),
+         "tiny-dory-last": (2048, [1 * GIB]), "tiny-dory-loop4": (2048, [1 * GIB])}
 # the backend a case is built with where it is not the default pick (Rnj1's chunked layers
 # assert TRITON_ATTN: `vllm serve --attention-backend TRITON_ATTN`); a case named
 # "<config> default" is built with the default pick, to record vLLM's refusal (alone in its

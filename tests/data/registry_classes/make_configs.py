@@ -85,7 +85,6 @@ REFUSED = [
     "Glm5NextForCausalLM", "Glm5NextForConditionalGeneration", "Qwen4ExpForCausalLM",
     "Qwen4ExpForConditionalGeneration", "InklingForCausalLM", "InklingForConditionalGeneration",
     "DeepseekV41ForCausalLM", "Dots3NoteForCausalLM",
-    "DoryForCausalLM",
     "MiMoV2OmniForCausalLM", "InternS2MobiusForConditionalGeneration",
     "NemotronParseForConditionalGeneration", "RadioMBartPrefixForCausalLM", "HfMoondream",
     "BertModel", "RobertaForSequenceClassification",
