@@ -39,7 +39,7 @@ KEEPS = {
     "DeepseekV41ForCausalLM": "compressed sparse attention, as DeepSeek-V4's",
     "Dots3NoteForCausalLM": "sparse MLA with an indexer cache",
     "MiMoV2OmniForCausalLM": "an audio encoder",
-    "InternS2MobiusForConditionalGeneration": "Gated DeltaNet layers",
+    "InternS2MobiusForConditionalGeneration": "bank i % num_blocks",
     "NemotronParseForConditionalGeneration": "cross-attention",
     "RadioMBartPrefixForCausalLM": "cross-attention", "HfMoondream": "config['text']",
 }

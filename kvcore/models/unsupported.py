@@ -39,8 +39,13 @@ NOT_MODELLED = {
                                          "caches the encoder's output",
     "Moondream3ForCausalLM": "a text model built from config['text'] by Moondream's own keys "
                              "(dim, n_layers, n_kv_heads; MoE from moe.start_layer)",
+    # (its R-SWA manager kvcli has, `managers/rswa.py`, not the model: DeepSeek-V2 read only
+    # as MLA, its plain-attention MoE weights, DeepSeek-OCR's tower, the prefix caching it
+    # turns off)
     "UnlimitedOCRForCausalLM": "a DeepSeek-V2 MoE language model with plain multi-head "
-                               "attention (qk_nope_head_dim = qk_rope_head_dim = 0)",
+                               "attention (qk_nope_head_dim = qk_rope_head_dim = 0) whose "
+                               "caches are R-SWA's (RSWASpec: the prompt kept, of the generated "
+                               "tokens only the last rswa_window)",
     "NemotronHPuzzleForCausalLM": "heterogeneous layers (per-layer configs from block_configs: "
                                   "heads, windows and experts a layer)",
     # the registry's other classes read against vLLM's source (tests/data/kv_spec_census/
@@ -71,8 +76,12 @@ NOT_MODELLED = {
     # (its MiMo-V2 text model is read: `kvcore.models.mimo_v2`)
     "MiMoV2OmniForCausalLM": "a windowed vision transformer and an audio encoder (mimo_v2_omni.py) "
                              "kvcli does not count",
-    "InternS2MobiusForConditionalGeneration": "Gated DeltaNet layers (Qwen3.5's) under its own "
-                                              "text config",
+    # (its caches are Qwen3.5's; its text config is remote code kvcli cannot key, and its
+    # weights are not Qwen3.5-MoE's)
+    "InternS2MobiusForConditionalGeneration": (
+        "Gated DeltaNet layers (Qwen3.5's) under its own text config, whose routed experts "
+        "are num_blocks banks shared across the layers (layer i runs bank i % num_blocks) "
+        "beside a gated shared expert a layer"),
     **dict.fromkeys(("NemotronParseForConditionalGeneration", "RadioMBartPrefixForCausalLM"), (
         "an MBart decoder whose cross-attention caches the vision encoder's output")),
     "HfMoondream": "a text model built from config['text'] by Moondream's own keys (dim, "
