@@ -121,8 +121,9 @@ def perf_swa(c: dict[str, Any], model_type: str, n: int, get) -> tuple[int, int]
 # Model types whose decoder layer is MoE unless ``mlp_only_layers`` lists it or its index + 1 is
 # not a multiple of ``decoder_sparse_step`` (vLLM 0.33's qwen2_moe.py, qwen3_moe.py,
 # qwen3_next.py, k2_horizon.py; checked per rank: tests/data/weights_census/*-sparse.config.json,
-# weights_census/k2_horizon/)
-SPARSE_STEP_TYPES = ("qwen2_moe", "qwen3_moe", "qwen3_next", "k2_horizon")
+# weights_census/k2_horizon/; Qwen3-VL-MoE's text model, qwen3_vl_moe.py's decoder layer being
+# Qwen3-MoE's: tests/data/moe_stages/qwen3-vl-moe-mlp-only)
+SPARSE_STEP_TYPES = ("qwen2_moe", "qwen3_moe", "qwen3_next", "k2_horizon", "qwen3_vl_moe_text")
 
 
 def sparse_step_layers(get, get_dim, n: int, source: str) -> tuple[bool, ...]:

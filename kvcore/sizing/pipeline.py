@@ -62,11 +62,17 @@ def model_stage_ranges(g: ModelGeometry, pp: int) -> list[range]:
     `kvcore.models.longcat`)."""
     n = g.num_layers
     decoders = n // 2 if g.model_type == LONGCAT else n
+    ranges = stage_ranges(n, pp) if decoders == n else decoder_ranges(stage_ranges(decoders, pp))
+    if why := moe_stage_refusal(g, ranges):
+        # (Sarvam's, openPangu's, Qwen3-MoE's, GLM-4.5's, ...: vLLM cannot build a stage
+        # holding none of the MoE layers, nor one holding no layer: `kvcore.models.moe_stages`)
+        raise InputError(f"{g.name} on {pp} pipeline stages: vLLM 0.33 refuses to build it: "
+                         f"\"{why}\"", field="pipeline_parallel_size")
     if pp > decoders:
         # (vLLM's split then gives stages no layer: their workers plan no KV cache)
         raise InputError(f"{g.name} has {decoders} decoder layers, fewer than {pp} stages",
                          field="pipeline_parallel_size")
-    return stage_ranges(n, pp) if decoders == n else decoder_ranges(stage_ranges(decoders, pp))
+    return ranges
 
 
 def project_groups(groups: list[KVCacheGroupSpec], names: set[str]) -> list[KVCacheGroupSpec]:
@@ -151,8 +157,8 @@ def pipeline_stages(g: ModelGeometry, groups: list[KVCacheGroupSpec], tp: int, p
         # (DeepSeek-V4: stages with and without an indexer report different layouts)
         raise InputError(f"{g.name} on {pp} pipeline stages: vLLM 0.33 refuses to start: "
                          f"\"{why}\"", field="pipeline_parallel_size")
-    if why := stage_refusal(g, ranges) or moe_stage_refusal(g, ranges):
-        # (Step3's, Step-3.5's, Sarvam's, openPangu V2's: vLLM cannot build a stage)
+    if why := stage_refusal(g, ranges):
+        # (Step3's, Step-3.5's: vLLM cannot build a stage)
         raise InputError(f"{g.name} on {pp} pipeline stages: vLLM 0.33 refuses to build it: "
                          f"\"{why}\"", field="pipeline_parallel_size")
     if weights_gib is None:
