@@ -18,11 +18,13 @@ from kvcore.models import read_hf_config
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.moe_required import refuse_moe_free
 from kvcore.models.moe_stages import NO_MOE_STAGE, moe_stage_refusal
+from kvcore.models.tied_stages import TIED_HEAD_STAGE
 from kvcore.sizing.pipeline import stage_ranges
 
 DATA = Path(__file__).parent / "data" / "moe_stages"
 CASES = json.loads((DATA / "answers.json").read_text())["cases"]
-REFUSED = sorted(n for n, c in CASES.items() if "refused" in c)
+TIED = "ernie45-moe-tied"    # (its head's tie, not its MoE layers: `kvcore.models.tied_stages`)
+REFUSED = sorted(n for n, c in CASES.items() if "refused" in c and n != TIED)
 BUILT = sorted(n for n, c in CASES.items() if "refused" not in c)
 # (kvcli refuses AXK1 by name: its own MLA, `kvcore.models.unsupported`)
 SIZED = [n for n in BUILT if CASES[n]["architecture"] != "AXK1ForCausalLM"]
@@ -76,6 +78,20 @@ def test_a_class_that_builds_the_stage_is_sized_split_as_vllm(name: str) -> None
         s["layers"] for s in CASES[name]["stages"]]
     assert [s["kv_layers"] for s in stages] == [s["kv_layers"] for s in CASES[name]["stages"]]
     assert all(s["num_blocks"] > 0 for s in stages)
+
+
+def test_a_tied_ernie_moe_cannot_build_a_stage_before_the_last() -> None:
+    case = CASES[TIED]
+    assert (case["pp"], case["stage_refused"]) == (2, 0)
+    words = " ".join(case["refused"])
+    assert TIED_HEAD_STAGE[case["architecture"]] == words
+    g = _geometry(TIED)
+    assert g.tie_word_embeddings
+    r = runner.invoke(app, ["config", *_config(TIED)])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == (f"error: option --pipeline-parallel-size: {g.name} on 2 "
+                                f"pipeline stages: vLLM 0.33 refuses to build it: \"{words}\"")
+    assert runner.invoke(app, ["config", *_config(TIED)[:-1], "1"]).exit_code == 0
 
 
 def test_the_replay_says_it_in_one_line(tmp_path: Path) -> None:

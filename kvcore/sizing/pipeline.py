@@ -33,6 +33,7 @@ from kvcore.models.longcat import LONGCAT, decoder_ranges
 from kvcore.models.moe_stages import moe_stage_refusal
 from kvcore.models.pp_support import refuse_pp
 from kvcore.models.step3 import stage_refusal
+from kvcore.models.tied_stages import tied_stage_refusal
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.models.worker_specs import decoder_layer_of
 from kvcore.sizing.buffers_term import buffer_bytes
@@ -157,8 +158,8 @@ def pipeline_stages(g: ModelGeometry, groups: list[KVCacheGroupSpec], tp: int, p
         # (DeepSeek-V4: stages with and without an indexer report different layouts)
         raise InputError(f"{g.name} on {pp} pipeline stages: vLLM 0.33 refuses to start: "
                          f"\"{why}\"", field="pipeline_parallel_size")
-    if why := stage_refusal(g, ranges):
-        # (Step3's, Step-3.5's: vLLM cannot build a stage)
+    if why := stage_refusal(g, ranges) or tied_stage_refusal(g, pp):
+        # (Step3's, Step-3.5's, a tied ERNIE-4.5-MoE's: vLLM cannot build a stage)
         raise InputError(f"{g.name} on {pp} pipeline stages: vLLM 0.33 refuses to build it: "
                          f"\"{why}\"", field="pipeline_parallel_size")
     if weights_gib is None:

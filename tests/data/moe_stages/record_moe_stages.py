@@ -68,6 +68,8 @@ CASES = {
     # fails on that first)
     "ernie45-moe-start2": ("Ernie4_5_MoeForCausalLM", {"moe_layer_start_index": 2,
                                                        "tie_word_embeddings": False}, 4),
+    # (tied, every layer MoE: the head's tie on a stage without the head, at PP 2)
+    "ernie45-moe-tied": ("Ernie4_5_MoeForCausalLM", {"tie_word_embeddings": True}, 2),
     "llama4-step4": ("Llama4ForCausalLM", {"interleave_moe_layer_step": 4}, 4),
     "axk1-dense2": ("AXK1ForCausalLM", D2, 4),
 }
