@@ -126,3 +126,19 @@ def test_afmoe_with_no_moe_layer_and_param2moe_with_no_experts_build() -> None:
     p = _geometry("param2moe-dense1")
     refuse_moe_free(p.__class__(**{**{f: getattr(p, f) for f in p.__dataclass_fields__},
                                    "moe_layers": (False,) * 4, "num_experts": 0}))
+
+
+def test_the_whole_model_without_a_moe_layer_says_the_same_words(tmp_path: Path) -> None:
+    # (the same code on one stage holding every layer: moe_required's refusal, now with
+    # Qwen3-VL-MoE's words; AFMoE builds a model with no MoE layer)
+    for name, key, words in (
+            ("qwen3-vl-moe-mlp-only", "mlp_only_layers",
+             "No Qwen3Moe layer found in the language_model."),
+            ("afmoe-dense2", "num_dense_layers", None)):
+        cfg = json.loads((DATA / f"{name}.config.json").read_text())
+        (cfg.get("text_config") or cfg)[key] = list(range(8)) if "only" in key else 8
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(cfg))
+        r = runner.invoke(app, ["config", "--model-config", str(path), "--gpu-memory-gib", "80"])
+        assert r.exit_code == (2 if words else 0), r.output
+        assert words is None or r.stderr.strip().endswith(f"vLLM refuses to build it: '{words}'")
