@@ -36,7 +36,6 @@ from vllm.model_executor.model_loader.utils import initialize_model
 from vllm.platforms import current_platform
 from vllm.platforms.interface import Platform
 from vllm.utils.torch_utils import set_default_torch_dtype
-from vllm.v1.attention.backends.flash_attn import FlashAttentionBackend
 from vllm.v1.attention.backends.registry import AttentionBackendEnum
 from vllm.v1.core import kv_cache_planning as P
 from vllm.v1.kv_cache_interface import get_kv_cache_spec_kind
@@ -91,17 +90,24 @@ def build(cfg, opts):
     current_platform.get_attn_backend_cls = (
         new_classes.install((cfg.get("architectures") or [""])[0])
         or (lambda *a, **k: backend.get_path()))
-    if mc.is_hybrid:
-        gdn = getattr(mc.hf_text_config, "model_type", "") in rks.GDN_TYPES
-        rks.abstract.get_mamba_prefill_checkpoint_alignment = (
-            rks._gdn_alignment if gdn else lambda vc: 1)
-        Platform._align_hybrid_block_size(vc, FlashAttentionBackend)
-        rks.abstract.get_mamba_prefill_checkpoint_alignment = rks._gdn_alignment
     rc.set_tp(opts["tp"], 0)
     try:
         with set_current_vllm_config(vc), set_default_torch_dtype(mc.dtype), torch.device("meta"):
             model = initialize_model(vc)
-            if sparse:
+            if mc.is_hybrid:
+                # The worker's order (v1/executor/uniproc_executor.py, multiproc_executor.py):
+                # load_model, then the platform's pass, which aligns a hybrid's block only
+                # where it finds an attention backend that is not an SSM one (a class cut to
+                # Mamba layers alone: none; its Mamba block stays the configured one). The
+                # checkpoint alignment as before: FlashInfer's 64 for GDN, 1 for the others.
+                gdn = getattr(mc.hf_text_config, "model_type", "") in rks.GDN_TYPES
+                rks.abstract.get_mamba_prefill_checkpoint_alignment = (
+                    rks._gdn_alignment if gdn else lambda vc: 1)
+                try:
+                    Platform.update_block_size_for_backend(vc)
+                finally:
+                    rks.abstract.get_mamba_prefill_checkpoint_alignment = rks._gdn_alignment
+            elif sparse:
                 Platform.update_block_size_for_backend(vc)
             specs = attn_utils.get_kv_cache_spec(vc)
             shared = attn_utils.get_shared_kv_cache_layers(vc)
