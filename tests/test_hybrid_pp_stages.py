@@ -127,9 +127,8 @@ def test_a_hybrid_cut_to_mamba_layers_alone_on_one_stage(case_id: str) -> None:
     """vLLM's worker road on one stage (record_hybrid_pp.py --cuts): a hybrid class cut to
     Mamba layers alone (the size fuzz's s0-0288, Granite 4.0-H's 3 Mamba2 layers; s0-0028,
     Qwen3-Next's one GDN layer) aligns nothing either: block 16, pages unpadded, what
-    `layer_specs(..., attention_free=True)` gives. kvcli still aligns such a model at PP 1 as
-    ../size_fuzz recorded it (that recorder calls the alignment before the layers are built,
-    not as a worker does): README.md there, left to the lead."""
+    `layer_specs(..., attention_free=True)` gives, and what kvcli builds at PP 1 with no
+    keyword (the model's layers decide: ../size_fuzz re-recorded in the worker's order)."""
     cut = CUTS[case_id]
     g = read_hf_config(cut["config"], source="config.json")
     specs = layer_specs(g, max_model_len=cut["max_model_len"], attention_free=True)
@@ -138,5 +137,7 @@ def test_a_hybrid_cut_to_mamba_layers_alone_on_one_stage(case_id: str) -> None:
     assert {int(n.split(".")[1]): _row(s) for n, s in specs.items()} == vllm
     assert {row[1] for row in vllm.values()} == {16}
     assert {row[3] for row in vllm.values()} == {None}
-    aligned = layer_specs(g, max_model_len=cut["max_model_len"])
+    assert layer_specs(g, max_model_len=cut["max_model_len"]) == specs
+    # (what kvcli built before 2026-12-08, aligning by the class: a worker with attention's)
+    aligned = layer_specs(g, max_model_len=cut["max_model_len"], attention_free=False)
     assert {s.block_size for s in aligned.values()} == {272 if case_id == "s0-0288" else 320}

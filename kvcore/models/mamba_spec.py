@@ -80,11 +80,12 @@ def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dty
                      tp: int, max_model_len: int | None, mamba_cache_mode: str,
                      gdn_prefill_checkpoint: bool, prefix_match_unit: int | None,
                      num_speculative_tokens: int,
-                     attention_free: bool = False) -> tuple[MambaSpec, int]:
+                     attention_free: bool | None = None) -> tuple[MambaSpec, int]:
     """(the Mamba layers' spec, the attention block size) for one worker of model `g`, which
     has Mamba layers (`kvcore.models.worker_specs.layer_specs` says what each keyword means).
     ``attention_free``: the worker holds no attention layer (a pipeline stage of Mamba layers
-    alone, `kvcore.sizing.stage_specs`): no alignment, the Mamba block the configured one."""
+    alone, `kvcore.sizing.stage_specs`): no alignment, the Mamba block the configured one;
+    None: as `g`'s own layers say (`holds_attention`)."""
     assert g.mamba is not None          # (layer_specs asks only of a model with Mamba layers)
     if g.mamba.version == "mamba2":
         _mamba2_tp(g, tp)
@@ -95,13 +96,9 @@ def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dty
     gdn = (g.mamba.version == "gdn" and mamba_cache_mode == "align"
            and gdn_prefill_checkpoint)
     padded = None
-    # (vLLM aligns by the class, hybrid whatever its layers: a Qwen3-Next, Jamba or Nemotron-H
-    # cut to Mamba layers alone raises its block as if it had attention, tests/data/size_fuzz;
-    # the Mamba-only classes are attention-free. Zamba2's caches are its shared blocks' uses)
-    from kvcore.models.mamba_only import MAMBA_ONLY_TYPES  # (it imports geometry, as we)
-
-    if not attention_free and (g.model_type not in MAMBA_ONLY_TYPES
-                               or (g.zamba and g.zamba.uses)):
+    if attention_free is None:
+        attention_free = not holds_attention(g)
+    if not attention_free:
         # (an MLA page: one latent a token; Kimi Linear's)
         per_token = (g.mla.latent_size if g.mla else 2 * kv_heads * g.head_dim) * \
             DTYPE_BYTES[kv_dtype]
@@ -125,6 +122,20 @@ def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dty
                                          FLASHINFER_GDN_CHECKPOINT_ALIGNMENT, mamba_bs)
                          if gdn else 1) if ckpt else None)
     return spec, block_size
+
+
+def holds_attention(g: ModelGeometry) -> bool:
+    """Whether a worker of `g` (pipeline size 1, no draft) holds an attention layer, which is
+    what vLLM 0.33 aligns a hybrid's block by: each worker, once its layers are built, asks the
+    platform to fit the block to its attention backends (`update_block_size_for_backend`,
+    platforms/interface.py, from v1/executor/uniproc_executor.py and multiproc_executor.py),
+    which returns before `_align_hybrid_block_size` where `_find_non_ssm_backends` finds none.
+    So a hybrid class (Qwen3-Next, Jamba, Nemotron-H, Granite 4.0-H) cut to Mamba layers alone
+    keeps the configured block and an unpadded page, as the Mamba-only classes do
+    (tests/data/size_fuzz: s0-0288, Granite 4.0-H's 3 Mamba2 layers, block 16 and 4,229,120 B
+    pages). Zamba2's caches are its shared blocks' uses."""
+    return (any(k not in NO_KV_KINDS for k in g.layer_kinds)
+            or bool(g.zamba and g.zamba.uses))
 
 
 def _mamba2_tp(g: ModelGeometry, tp: int) -> None:

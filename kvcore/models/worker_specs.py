@@ -68,7 +68,7 @@ def layer_specs(g: ModelGeometry, *, block_size: int | None = None, kv_cache_dty
                 gdn_prefill_checkpoint: bool = True,
                 prefix_match_unit: int | None = None,
                 num_speculative_tokens: int = 0,
-                attention_free: bool = False) -> dict[str, KVCacheSpec]:
+                attention_free: bool | None = None) -> dict[str, KVCacheSpec]:
     """Layer name -> spec for one tensor-parallel worker, in model order.
     ``gdn_prefill_checkpoint``: Gated DeltaNet layers on FlashInfer's kernel (Hopper, what
     kvcli assumes) checkpoint inside a prefill; False: the Triton kernel's layout.
@@ -78,7 +78,8 @@ def layer_specs(g: ModelGeometry, *, block_size: int | None = None, kv_cache_dty
     ``block_size``: --block-size, None when not given (vLLM's default 16, which it raises for
     a sparse MLA model's backends where an explicit size stays or fails).
     ``attention_free``: the Mamba layers' spec as a worker holding no attention layer builds
-    it (`kvcore.sizing.stage_specs`)."""
+    it (`kvcore.sizing.stage_specs`); False: one holding attention (a draft's layers beside
+    them); None: as the model's own layers say (`kvcore.models.mamba_spec.holds_attention`)."""
     if g.v4 is not None:    # (DeepSeek-V4's own caches: `kvcore.models.deepseek_v4_specs`)
         return v4_layer_specs(g, block_size=block_size, kv_cache_dtype=kv_cache_dtype)
     given_block, block_size = block_size, DEFAULT_BLOCK_SIZE if block_size is None else block_size

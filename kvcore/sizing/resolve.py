@@ -137,10 +137,13 @@ def resolve_kv_cache_config(
     ctx = SizingContext(max_model_len=mml, max_num_batched_tokens=max_num_batched_tokens,
                         max_concurrent_batches=max_concurrent_batches,
                         mamba_cache_mode="align" if enable_prefix_caching else "none")
+    # (a draft's attention layers sit on the worker too: vLLM's platform finds them and aligns
+    # the Mamba layers of a target that has none; without one, the target's layers decide)
     specs = layer_specs(g, block_size=block_size, kv_cache_dtype=kv_dtype, tp=tp,
                         max_model_len=mml, mamba_cache_mode=ctx.mamba_cache_mode,
                         prefix_match_unit=prefix_match_unit,
-                        num_speculative_tokens=num_speculative_tokens)
+                        num_speculative_tokens=num_speculative_tokens,
+                        attention_free=False if spec_draft is not None else None)
     if g.v4 is not None and (layer := unindexed_refused_layer(g.v4, {n: s.page_size_bytes
                                                                       for n, s in specs.items()})):
         # (vLLM names the layer under its model's prefix, "model.")

@@ -68,12 +68,14 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
                          field="tensor_parallel_size")
     refuse_expert_split(g, tp)      # (DeepSeek-V2's 1,407-wide experts at TP 2 or 4)
     if g.mamba is not None and g.mamba.version == "gdn" and g.mamba.n_heads % tp:
-        # (a Gated DeltaNet's state splits its value heads: mamba_utils.py:289's divide(); its
-        # key heads are split by width. Qwen3.5-MoE at 1 value head, TP 4: the size fuzz)
+        # (a Gated DeltaNet layer splits its value heads as it is built: Qwen3.5's b and a
+        # projections, one output a head each, assert it bare (linear.py's
+        # MergedColumnParallelLinear), Qwen3-Next's fused one where 2 x heads does not split,
+        # else qwen_gdn_linear_attn.py's divide() says "N is not divisible by TP": no one set
+        # of words to quote. Qwen3.5-MoE at 1 value head, TP 4: the size fuzz, s0-0076)
         raise InputError(f"{g.name}'s {g.mamba.n_heads} Gated DeltaNet value heads "
                          "(linear_num_value_heads) do not split over the ranks, and vLLM refuses "
-                         f"to build it: '{g.mamba.n_heads} is not divisible by {tp}'; got {tp}",
-                         field="tensor_parallel_size")
+                         f"to build it; got {tp}", field="tensor_parallel_size")
     if g.mamba is not None and g.mamba.version == "kda" and g.mamba.n_heads % tp:
         # (Kimi Linear's KDA layer asserts it: kimi_gdn_linear_attn.py, num_heads % tp_size)
         raise InputError(f"{g.name}'s {g.mamba.n_heads} Kimi Delta Attention heads "

@@ -12,7 +12,8 @@ Prints a line a difference and the counts by cause; the report holds every case'
 --fixtures N writes cases.json (the test's fixtures): every case named in FIXED (the findings'
 cases, fixed since), then N more drawn by the seed across the architectures, each config's
 JSON under SMALL bytes. --add ID... appends those cases' fixtures to cases.json (a finding's
-case fixed since the sample was drawn: the sample stays as it was drawn).
+case fixed since the sample was drawn: the sample stays as it was drawn). --rerecorded ID...
+replaces those cases' answers in cases.json in place (ANSWERS.jsonl: a new recording of them).
 """
 import argparse, json, random, sys, tempfile
 from collections import Counter
@@ -66,6 +67,7 @@ def main():
     ap.add_argument("--arch")
     ap.add_argument("--fixtures", type=int)
     ap.add_argument("--add", nargs="+", default=[])
+    ap.add_argument("--rerecorded", nargs="+", default=[])
     a = ap.parse_args()
     cases = {c["id"]: c for c in map(json.loads, Path(a.cases).read_text().splitlines())}
     answers = [json.loads(x) for x in Path(a.answers).read_text().splitlines()]
@@ -101,6 +103,13 @@ def main():
         kept = json.loads((HERE / "cases.json").read_text())
         have = {x["id"] for x in kept}
         kept += [fixture(cases[i], by_id[i]) for i in a.add if i not in have]
+        (HERE / "cases.json").write_text(json.dumps(kept, indent=0) + "\n")
+    if a.rerecorded:    # (those cases' answers replaced in place: the file's order kept)
+        by_id = {x["id"]: x for x in answers}
+        kept = json.loads((HERE / "cases.json").read_text())
+        for x in kept:
+            if x["id"] in a.rerecorded:
+                x["vllm"] = compact(by_id[x["id"]])
         (HERE / "cases.json").write_text(json.dumps(kept, indent=0) + "\n")
 
 
