@@ -141,3 +141,21 @@ def test_a_hybrid_cut_to_mamba_layers_alone_on_one_stage(case_id: str) -> None:
     # (what kvcli built before 2026-12-08, aligning by the class: a worker with attention's)
     aligned = layer_specs(g, max_model_len=cut["max_model_len"], attention_free=False)
     assert {s.block_size for s in aligned.values()} == {272 if case_id == "s0-0288" else 320}
+
+
+CUTS_NONE = json.loads((DATA / "answers.json").read_text())["cuts_none"]
+
+
+@pytest.mark.parametrize(("case_id", "page"), [("s0-0288", 4_229_120), ("s0-0028", 536_576)])
+def test_a_hybrid_cut_to_mamba_layers_without_prefix_caching(case_id: str, page: int) -> None:
+    """The same two cuts with prefix caching off (record_hybrid_pp.py --cuts, `cuts_none`):
+    the Mamba block max_model_len (2,048), the page unpadded, no GDN checkpoint; the cache
+    config's block stays 16. kvcli at PP 1 in "none" mode, no keyword, builds the same."""
+    cut = CUTS_NONE[case_id]
+    assert (cut["block_size"], cut["mamba_block_size"]) == (16, 2048)
+    g = read_hf_config(cut["config"], source="config.json")
+    specs = layer_specs(g, max_model_len=cut["max_model_len"], mamba_cache_mode="none")
+    vllm = {int(re.search(r"layers\.(\d+)\.", n).group(1)): row  # type: ignore[union-attr]
+            for n, row in cut["specs"].items()}
+    assert {int(n.split(".")[1]): _row(s) for n, s in specs.items()} == vllm
+    assert {(row[1], row[2], row[3]) for row in vllm.values()} == {(2048, page, None)}

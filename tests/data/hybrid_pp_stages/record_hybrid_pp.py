@@ -94,19 +94,21 @@ def cuts(out):
     """`--cuts`: the size fuzz's hybrid classes cut to Mamba layers alone (../size_fuzz/
     cases.json s0-0288, Granite 4.0-H's 3 Mamba layers, and s0-0028, Qwen3-Next's one GDN
     layer; TP 1, max_model_len 2,048) on one stage, built as the stages above: a worker
-    holding no attention layer whatever its pipeline size."""
+    holding no attention layer whatever its pipeline size. `cuts_none`: the same with prefix
+    caching off (Mamba "none" mode), its own key since."""
     fuzz = {c["id"]: c for c in json.loads((HERE.parent / "size_fuzz" / "cases.json")
                                            .read_text())}
-    out["cuts"] = {}
-    for cid in ("s0-0288", "s0-0028"):
-        cfg = fuzz[cid]["config"]
-        K.set_pp(1, 0)
-        model, vc, specs = build(b.model_config(cfg, 2048), True)
-        out["cuts"][cid] = {"config": cfg, "max_model_len": 2048,
-                            "block_size": vc.cache_config.block_size,
-                            "mamba_block_size": vc.cache_config.mamba_block_size,
-                            "specs": {k: row(s) for k, s in specs.items()}}
-        print(cid, out["cuts"][cid]["specs"], file=sys.stderr, flush=True)
+    for key, caching in (("cuts", True), ("cuts_none", False)):
+        out[key] = {}
+        for cid in ("s0-0288", "s0-0028"):
+            cfg = fuzz[cid]["config"]
+            K.set_pp(1, 0)
+            model, vc, specs = build(b.model_config(cfg, 2048), caching)
+            out[key][cid] = {"config": cfg, "max_model_len": 2048,
+                             "block_size": vc.cache_config.block_size,
+                             "mamba_block_size": vc.cache_config.mamba_block_size,
+                             "specs": {k: row(s) for k, s in specs.items()}}
+            print(key, cid, out[key][cid]["specs"], file=sys.stderr, flush=True)
 
 
 def main():
