@@ -159,3 +159,21 @@ def test_a_hybrid_cut_to_mamba_layers_without_prefix_caching(case_id: str, page:
             for n, row in cut["specs"].items()}
     assert {int(n.split(".")[1]): _row(s) for n, s in specs.items()} == vllm
     assert {(row[1], row[2], row[3]) for row in vllm.values()} == {(2048, page, None)}
+
+
+def test_a_model_replay_of_the_granite_cut_runs_at_block_16(tmp_path: Path) -> None:
+    """`kvcli replay --model-config` sizes through the same road: s0-0288's one Mamba group at
+    vLLM's block 16 (it ran at 272 before: 327 blocks), 344 unpadded blocks at 12 GiB (kvcli's
+    count: its weights estimate is vLLM's 7,480,007,680 B here, ../data/size_fuzz)."""
+    from typer.testing import CliRunner
+
+    from kvcli.app import app
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(CUTS["s0-0288"]["config"]))
+    trace = Path(__file__).parents[1] / "traces" / "shared-prefix.jsonl"
+    r = CliRunner().invoke(app, ["replay", str(trace), "--model-config", str(path),
+                                 "--gpu-memory-gib", "12", "--json"])
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["groups"] == [{"type": "mamba", "block_size": 16, "sliding_window": None}]
+    assert (out["block_size"], out["num_blocks"], out["finished"]) == (16, 344, 128)
