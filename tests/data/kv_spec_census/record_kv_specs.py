@@ -166,12 +166,12 @@ SUBSTITUTIONS = list(rc.SUBSTITUTIONS) + internvl_chat_config.SUBSTITUTIONS + oc
     "moved to the meta device",
     "model_type internlm2: internvl_chat_config.py's InternLM2Config (LlamaConfig and its bias; "
     "InternLM2's checkpoints bring it as remote code) registered with AutoConfig",
-    "hybrid models: Platform._align_hybrid_block_size(vc, FlashAttentionBackend) called as "
-    "CudaPlatform.check_and_update_config calls it (the CPU's platform does not)",
+    "hybrid models: Platform.update_block_size_for_backend(vc) once the layers are built, as "
+    "a worker calls it (until 2026-12-08 _align_hybrid_block_size before the build)",
     "model registry: a class inspected in this process (no CUDA here), not a subprocess",
     "platform device_type: meta (DeepSeek-V3.2's indexer asks for it)",
     "Mamba prefill checkpoint alignment at block-size alignment: FlashInfer's 64 for Gated "
-    "DeltaNet models (Hopper), vLLM's own answer (1, no layer built yet) for the others",
+    "DeltaNet models (Hopper), 1 for the others (vLLM's own answer before any layer is built)",
     "Gemma 3n's GeluAndMulSparse, XIELU (Apertus) and Bloom's ALiBi slopes computed on the "
     "CPU (constants read with .item() / .tolist())",
     "NewGELU / QuickGELU: no compiled kernel bound (vllm._C absent)",
@@ -218,16 +218,16 @@ def build(arch, cfg):
                     cache_config=CacheConfig(enable_prefix_caching=True),
                     device_config=DeviceConfig(device="cpu"),
                     load_config=LoadConfig(load_format="dummy", device="meta"))
-    if mc.is_hybrid:
-        gdn = getattr(mc.hf_text_config, "model_type", "") in GDN_TYPES
-        abstract.get_mamba_prefill_checkpoint_alignment = (
-            _gdn_alignment if gdn else lambda vc: 1)
-        Platform._align_hybrid_block_size(vc, FlashAttentionBackend)
-        abstract.get_mamba_prefill_checkpoint_alignment = _gdn_alignment
     rc.set_tp(1, 0)
     with set_current_vllm_config(vc), set_default_torch_dtype(mc.dtype), torch.device("meta"):
         model = initialize_model(vc)
-        if sparse:   # (the CUDA platform's block-size pass, after the layers name backends)
+        if mc.is_hybrid:    # (a worker's order: uniproc_executor.py:75, after the build)
+            gdn = getattr(mc.hf_text_config, "model_type", "") in GDN_TYPES
+            abstract.get_mamba_prefill_checkpoint_alignment = (
+                _gdn_alignment if gdn else lambda vc: 1)
+            Platform.update_block_size_for_backend(vc)
+            abstract.get_mamba_prefill_checkpoint_alignment = _gdn_alignment
+        elif sparse:   # (the CUDA platform's block-size pass, after the layers name backends)
             Platform.update_block_size_for_backend(vc)
         specs = attn_utils.get_kv_cache_spec(vc)
         shared = attn_utils.get_shared_kv_cache_layers(vc)
