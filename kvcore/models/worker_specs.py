@@ -12,7 +12,8 @@ Per layer kind:
   model dtype. As vLLM's platform code does for hybrid models, the
   attention block size is raised until an attention page holds a Mamba state (in steps of the
   attention kernel's block alignment, 16 for FlashAttention), and the Mamba page is padded to the
-  attention page. A Mamba2 layer (vLLM's ``MambaMixer2``) declares one prefill checkpoint block
+  attention page, where the worker holds an attention layer (`mamba_spec.holds_attention`).
+  A Mamba2 layer (vLLM's ``MambaMixer2``) declares one prefill checkpoint block
   (alignment 1), Jamba's Mamba1 none: in ``align`` mode that is a third block per request, and
   the scheduler does not split a prefill's last chunk at its last block boundary.
   Checked against vLLM's own start-up (tests/data/mamba/start_defaults.json). Zamba2:
