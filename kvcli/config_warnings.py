@@ -38,6 +38,7 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
     from kvcore.models.pangu_sinks import sink_start_note
     from kvcore.models.qwen3_next import gdn_note
     from kvcore.models.rnj1 import RNJ1, backend_note
+    from kvcore.models.unlimited_ocr import caching_forced_off, caching_note
     from kvcore.models.vllm_registry import unregistered_note
 
     g = result.geometry
@@ -109,7 +110,9 @@ def config_warnings(result: Any, given: set[str], *, gpu_memory_gib: float | Non
         # (a replay warns the same; vLLM's value names are still checked)
         out.append("option --kv-offloading-backend: no effect without --kv-offloading-size "
                    "(the CPU tier it moves)")
-    if "enable_prefix_caching" in given and not enable_prefix_caching and g.mamba is None \
+    if caching_forced_off(g.architecture):     # (vLLM's config hook, whatever is asked)
+        out.append(caching_note(g.name))
+    elif "enable_prefix_caching" in given and not enable_prefix_caching and g.mamba is None \
             and "prefix_match_unit" not in given:
         # (a Mamba model's cache mode and a unit's hashing depend on it; a replay's hits do)
         out.append(f"option --no-enable-prefix-caching: no effect on {g.name}'s sizing (only a "

@@ -136,11 +136,11 @@ def test_architectures_vllm_no_longer_serves_are_refused(arch: str) -> None:
 
 
 @pytest.mark.parametrize("arch", ["CohereAsrForConditionalGeneration", "Moondream3ForCausalLM",
-                                  "UnlimitedOCRForCausalLM", "NemotronHPuzzleForCausalLM"])
+                                  "NemotronHPuzzleForCausalLM"])
 def test_unbuilt_architectures_kvcli_misread_are_refused_by_name(arch: str) -> None:
     """Not buildable here; vLLM's source says kvcli's plain reading of their configs would not
-    be vLLM's cache (cross-attention, Moondream's own text keys, DeepSeek-V2 without MLA,
-    per-layer configs): refused in one line."""
+    be vLLM's cache (cross-attention, Moondream's own text keys, per-layer configs): refused in
+    one line."""
     assert "skipped" in ROWS[arch]
     with pytest.raises(InputError) as e:
         read_hf_config(ROWS[arch]["config"], source="config.json")

@@ -71,6 +71,9 @@ class RooflineClock:
         if g.dory is not None:  # (its recurrent blocks run a loop more each)
             raise InputError(f"{g.name}: the roofline clock does not time Dory's recurrent "
                              "loops", field="model_config")
+        if g.rswa_window:       # (a decode attends to the prompt and the window alone)
+            raise InputError(f"{g.name}: the roofline clock does not time Unlimited-OCR's "
+                             "R-SWA attention", field="model_config")
         if g.loop_layers:       # (each layer a pass more, attending to two caches)
             raise InputError(f"{g.name}: the roofline clock does not time IQuest Loop's "
                              "passes", field="model_config")

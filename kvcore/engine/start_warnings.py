@@ -220,8 +220,11 @@ def _model_notes(cfg: ReplayOptions, g: ModelGeometry, default_block_size: bool,
     from kvcore.models.mla import mla_backend_block_size, mla_block_size_note
     from kvcore.models.quantization import auto_kv_dtype
     from kvcore.models.qwen3_next import gdn_note
+    from kvcore.models.unlimited_ocr import caching_forced_off, caching_note
 
     notes = [n for n in (long_context_note(g, cfg.max_model_len),) if n]
+    if caching_forced_off(g.architecture):     # (whatever the options or the line said)
+        notes.append(caching_note(g.name))
     # (a hybrid MLA model's block, Kimi Linear's: a multiple of 128 that holds a KDA state,
     # whatever the backend's own block)
     if g.mla is not None and g.mla.indexer is None and default_block_size and g.mamba is None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcore.errors import InputError, clipped
+from kvcore.models.unlimited_ocr import UNLIMITED_OCR, with_window
 from kvcore.models.vision_keys import (
     VisionLinear,
     VisionParams,
@@ -40,8 +41,8 @@ from kvcore.models.vision_keys import (
 
 ARCH = "DeepseekVLV2ForCausalLM"
 # the classes whose config is vLLM's DeepseekVLV2Config (DeepSeek-OCR's: deepseek_ocr.py,
-# deepseek_ocr2.py), the text model its language_config
-LANGUAGE_CONFIG_ARCHS = (ARCH, "DeepseekOCRForCausalLM", "DeepseekOCR2ForCausalLM")
+# deepseek_ocr2.py; Unlimited-OCR's subclass of it), the text model its language_config
+LANGUAGE_CONFIG_ARCHS = (ARCH, "DeepseekOCRForCausalLM", "DeepseekOCR2ForCausalLM", UNLIMITED_OCR)
 # timm's vit_so400m_patch14_siglip_384: width, layers, MLP width, patch, image side
 _D, _LAYERS, _MLP, _PATCH, _IMAGE = 1152, 27, 4304, 14, 384
 # vLLM's MlpProjectorConfig defaults
@@ -64,7 +65,9 @@ def language_as_text(cfg: dict[str, Any], source: str) -> dict[str, Any]:
     # (deepseek_v2.py's use_mha: no query-key head dims, DeepSeek-MoE's plain attention, as
     # the model type deepseek; DeepSeek-VL2-Tiny's)
     mha = all(lang.get(k) == 0 for k in ("qk_nope_head_dim", "qk_rope_head_dim"))
-    return {**cfg, "text_config": {**lang, "model_type": "deepseek" if mha else "deepseek_v2"}}
+    text = {**lang, "model_type": "deepseek" if mha else "deepseek_v2"}
+    # (Unlimited-OCR's rswa_window, which vLLM copies onto the text config)
+    return {**cfg, "text_config": with_window(cfg, text, source)}
 
 
 def deepseek_vl2_params(cfg: dict[str, Any], source: str) -> VisionParams:

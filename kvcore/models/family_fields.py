@@ -52,6 +52,7 @@ from kvcore.models.pangu_sinks import PANGU_V2, pangu_sink_fields
 from kvcore.models.sarvam import SARVAM_MLA, check_sarvam, sarvam_fields
 from kvcore.models.step3 import STEP3_TEXT, step3_fields, unsized_quant
 from kvcore.models.step3p5 import STEP3P5, step3p5_fields
+from kvcore.models.unlimited_ocr import UNLIMITED_OCR, rswa_window
 from kvcore.models.zamba2 import ZAMBA2, zamba2_blocks
 
 
@@ -62,6 +63,8 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     as read, `written` as the file wrote it (ERNIE-4.5-VL's [text, vision] lists)."""
     t, quantised = g.model_type, bool(g.quantization)
     check_sarvam(g.architecture, t, c, source)
+    if g.architecture == UNLIMITED_OCR:     # (R-SWA caches: the window vLLM copied)
+        g = replace(g, rswa_window=rswa_window(c))
     if g.architecture == DOMYN:     # (a head size, a window and RoPE or none a layer)
         return replace(g, **domyn_fields(c, n_layers, g.num_kv_heads, g.head_dim, source))
     if t == DORY:       # (its recurrent blocks and loops)

@@ -191,6 +191,7 @@ class ModelGeometry:
     ngram_tables: tuple[int, ...] = ()  # LongCat-Flash-Lite's (`kvcore.models.longcat_ngram`)
     # Domyn Edge's window a layer (0: full) and its layers without RoPE (`models.domyn_edge`)
     layer_windows: tuple[int, ...] = ()
+    rswa_window: int = 0    # Unlimited-OCR's R-SWA window, its full layers' (`unlimited_ocr`)
     loop_layers: int = 0    # IQuest Loop's decoder layers, each a cache a pass (`iquest_loop`)
     dory: DoryLayout | None = None  # Dory's recurrent blocks and loops (`models.dory`)
     nope_layers: tuple[bool, ...] = ()

@@ -24,6 +24,7 @@ from typing import Any
 from kvcore.errors import InputError
 from kvcore.models.context_limit import LENGTH_KEYS
 from kvcore.models.geometry import MambaGeometry, ModelGeometry
+from kvcore.models.unlimited_ocr import caching_forced_off
 
 MAMBA_ONLY_TYPES = ("mamba", "falcon_mamba", "mamba2")
 # vLLM's length for a config with none of the length keys (a warning says it assumes it)
@@ -50,7 +51,10 @@ def is_attention_free(g: ModelGeometry) -> bool:
 
 def prefix_caching(g: ModelGeometry, given: bool | None) -> bool:
     """Whether prefix caching is on: as ``given``, else vLLM's default (off for an
-    attention-free model: `ModelConfig.is_prefix_caching_supported`)."""
+    attention-free model: `ModelConfig.is_prefix_caching_supported`); off for Unlimited-OCR
+    whatever is given (`kvcore.models.unlimited_ocr`)."""
+    if caching_forced_off(g.architecture):
+        return False
     return not is_attention_free(g) if given is None else given
 
 

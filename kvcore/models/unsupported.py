@@ -34,18 +34,11 @@ NOT_MODELLED = {
                      "Step5ForCausalLM", "Step5ForConditionalGeneration"),
                     "sparse attention whose indexer keeps a cache of its own"),
     # read from vLLM's source, not built here (tests/data/kv_spec_census/README.md: the rows
-    # kvcli read unchecked): cohere_asr.py, moondream3.py, unlimited_ocr.py, nemotron_h.py
+    # kvcli read unchecked): cohere_asr.py, moondream3.py, nemotron_h.py
     "CohereAsrForConditionalGeneration": "an audio encoder and a decoder whose cross-attention "
                                          "caches the encoder's output",
     "Moondream3ForCausalLM": "a text model built from config['text'] by Moondream's own keys "
                              "(dim, n_layers, n_kv_heads; MoE from moe.start_layer)",
-    # (its R-SWA manager kvcli has, `managers/rswa.py`, not the model: DeepSeek-V2 read only
-    # as MLA, its plain-attention MoE weights, DeepSeek-OCR's tower, the prefix caching it
-    # turns off)
-    "UnlimitedOCRForCausalLM": "a DeepSeek-V2 MoE language model with plain multi-head "
-                               "attention (qk_nope_head_dim = qk_rope_head_dim = 0) whose "
-                               "caches are R-SWA's (RSWASpec: the prompt kept, of the generated "
-                               "tokens only the last rswa_window)",
     "NemotronHPuzzleForCausalLM": "heterogeneous layers (per-layer configs from block_configs: "
                                   "heads, windows and experts a layer)",
     # the registry's other classes read against vLLM's source (tests/data/kv_spec_census/

@@ -137,6 +137,8 @@ BY_ARCH: dict[str, Tower] = {
     "PaddleOCRVLForConditionalGeneration": lambda c, a, h, s, d: paddleocr_vl_params(c, h, s),
     "DeepseekOCRForCausalLM": lambda c, a, h, s, d: deepseek_ocr_params(c, s),
     "DeepseekOCR2ForCausalLM": lambda c, a, h, s, d: deepseek_ocr2_params(c, s),
+    # (DeepSeek-OCR's class whole: `kvcore.models.unlimited_ocr`)
+    "UnlimitedOCRForCausalLM": lambda c, a, h, s, d: deepseek_ocr_params(c, s),
     "GlmOcrForConditionalGeneration":
         lambda c, a, h, s, d: glm_ocr_params(c, s, DTYPE_BYTES[d]),
     **_each(OVIS2_5_ARCHS, lambda c, a, h, s, d: ovis2_5_params(c, s)),

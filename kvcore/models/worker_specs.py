@@ -41,6 +41,7 @@ from kvcore.specs import (
     FullAttentionSpec,
     KVCacheSpec,
     MLAAttentionSpec,
+    RSWASpec,
     SlidingWindowSpec,
 )
 
@@ -136,6 +137,9 @@ def layer_specs(g: ModelGeometry, *, block_size: int | None = None, kv_cache_dty
                        if g.mla.indexer else
                        {name: MLAAttentionSpec(block_size, 1, g.mla.latent_size, kv_dtype,
                                                cache_dtype_str=kv_cache_dtype)})
+        elif kind == "full" and g.rswa_window:     # (Unlimited-OCR's RSWAAttention)
+            out[name] = RSWASpec(block_size, heads, dim, kv_dtype, head_size_v=v,
+                                 rswa_window=g.rswa_window)
         elif kind == "full":
             out[name] = FullAttentionSpec(block_size, heads, dim, kv_dtype, head_size_v=v)
         elif kind == "sliding":

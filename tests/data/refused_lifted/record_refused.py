@@ -40,7 +40,9 @@ CASES = {"sarvam-105b": (4096, [70 * GIB]),
          "tiny-iquest-loop3": (4096, [1 * GIB]),
          "tiny-iquest-loop-defaults": (4096, [1 * GIB]),
          "dory-defaults": (8192, [20 * GIB]), "tiny-dory": (4096, [1 * GIB]),
-         "tiny-dory-last": (2048, [1 * GIB]), "tiny-dory-loop4": (2048, [1 * GIB])}
+         "tiny-dory-last": (2048, [1 * GIB]), "tiny-dory-loop4": (2048, [1 * GIB]),
+         "unlimited-ocr": (8192, [20 * GIB, 60 * GIB]), "tiny-unlimited-ocr": (4096, [1 * GIB]),
+         "tiny-unlimited-ocr-nowindow": (4096, [1 * GIB])}
 # the backend a case is built with where it is not the default pick (Rnj1's chunked layers
 # assert TRITON_ATTN: `vllm serve --attention-backend TRITON_ATTN`); a case named
 # "<config> default" is built with the default pick, to record vLLM's refusal (alone in its
@@ -59,6 +61,12 @@ def pick_backend(selected_backend, attn_selector_config, num_heads=None):
     return (E.TRITON_MLA if attn_selector_config.use_mla else E.FLASH_ATTN).get_path()
 
 
+def _spec_row(name, spec):
+    """record_dsv4's row, with an RSWASpec's window (Unlimited-OCR's)."""
+    row = r.spec_row(name, spec)
+    return {**row, "rswa_window": spec.rswa_window} if hasattr(spec, "rswa_window") else row
+
+
 def record(name):
     base = name.split(" ")[0]
     cfg = json.loads((HERE / f"{base}.config.json").read_text())
@@ -75,7 +83,10 @@ def record(name):
            "max_model_len": mml, "block_size": vc.cache_config.block_size,
            "cache_dtype": vc.cache_config.cache_dtype,
            "use_mla": vc.model_config.use_mla,
-           "specs": [r.spec_row(n, s) for n, s in specs.items()],
+           # (what a class's config hook leaves: Unlimited-OCR's turns caching off)
+           "enable_prefix_caching": vc.cache_config.enable_prefix_caching,
+           "configured_backend": str(vc.attention_config.backend),
+           "specs": [_spec_row(n, s) for n, s in specs.items()],
            "planning": [r.planning(vc, specs, a) for a in availables],
            "param_numel_by_name": b.rc.pattern_numel(model), "tp": {}}
     del model

@@ -85,3 +85,20 @@ _register_pangu = register
 def register():
     _register_pangu()
     AutoConfig.register("iquestloopcoder", IQuestLoopCoderConfig, exist_ok=True)
+
+
+SUBSTITUTIONS.append("6. the ViT attention backend TORCH_SDPA where a class names another "
+                     "(UnlimitedOCRForCausalLMConfig names FLASH_ATTN, which the CPU "
+                     "platform refuses; no parameter, no KV spec)")
+_register_iquest = register
+
+
+def register():
+    """(the vision encoder's attention backend holds no weight: DeepSeek-OCR's own recording
+    built its tower on TORCH_SDPA, the CPU platform's one choice)"""
+    _register_iquest()
+    from vllm.platforms import current_platform
+    from vllm.v1.attention.backends.registry import AttentionBackendEnum
+
+    current_platform.get_vit_attn_backend = (
+        lambda head_size, dtype, backend=None: AttentionBackendEnum.TORCH_SDPA)
