@@ -1,10 +1,12 @@
-"""The classes lifted from kvcli's refusals (Sarvam MLA, LongCat-Flash-Lite's n-gram model,
-RNJ-1, openPangu Pro MoE V2, Domyn Edge) over pipeline stages, against vLLM 0.33.0's own build
-of every stage and its engine core's planning over them (tests/data/refused_lifted/pp/
-answers.json, record_lifted_pp.py: TP 1 and 2, PP 2 and 4, the same memory on every stage).
-Before: 21 of 35 shapes equal (RNJ-1's stages short of the embedding, norm and head vLLM builds
-on each and long of the RoPE caches of layer types they do not hold; Sarvam's and openPangu
-V2's stages without a MoE layer sized, which vLLM cannot build); after: 35 of 35."""
+"""The classes lifted from kvcli's refusals (Sarvam MLA, LongCat-Flash-Lite's n-gram model, RNJ-1,
+openPangu Pro MoE V2, Domyn Edge, Unlimited-OCR) over pipeline stages, against vLLM 0.33.0's own
+build of every stage and its engine core's planning over them (tests/data/refused_lifted/pp/
+answers.json, record_lifted_pp.py: TP 1 and 2, PP 2 and 4, the same memory on every stage). Before:
+21 of 35 shapes equal (RNJ-1's stages short of the embedding, norm and head vLLM builds on each and
+long of the RoPE caches of layer types they do not hold; Sarvam's and openPangu V2's stages without
+a MoE layer sized, which vLLM cannot build); after: 35 of 35. Unlimited-OCR (recorded after its
+lift): 15 of 22 stages short of DeepSeek-OCR's two separators, which every stage builds (5,120 B at
+1,280 wide); after: 22 of 22."""
 
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ def _pp(key: str) -> int:
 
 
 def test_the_cases() -> None:
-    assert (len(SHAPES), len(BUILT), len(PLANNED), len(STAGES)) == (35, 28, 26, 80)
+    assert (len(SHAPES), len(BUILT), len(PLANNED), len(STAGES)) == (42, 35, 31, 102)
     # (every class but Domyn Edge passes vLLM's SupportsPP check)
     assert {n for n, c in CASES.items() if c["verify"]["2"] != "ok"} == {"tiny-domyn-edge"}
 
@@ -52,7 +54,8 @@ def test_the_cases() -> None:
 @pytest.mark.parametrize(("name", "key", "stage"), STAGES)
 def test_each_stage_builds_as_vllms(name: str, key: str, stage: int) -> None:
     """Its decoder layers, weights (RNJ-1's embedding, final norm and head on every stage;
-    the n-gram embedding on LongCat's first), buffers (RNJ-1's RoPE caches of its layers'
+    the n-gram embedding on LongCat's first; DeepSeek-OCR's tower on Unlimited-OCR's first,
+    its separators on every one), buffers (RNJ-1's RoPE caches of its layers'
     types only; openPangu V2's normed sink keys, 393,216 B a layer at TP 1) and KV cache
     layers' pages."""
     g, rec = _geometry(name), CASES[name][key]["stages"][stage]
@@ -128,3 +131,19 @@ def test_domyn_edge_refused_as_vllms_config_check(pp: int) -> None:
                                  "--pipeline-parallel-size", str(pp)])
     assert r.exit_code == 2
     assert f'"{words.removeprefix("NotImplementedError: ")}"' in r.output
+
+
+@pytest.mark.parametrize("key", ["tp1-pp4", "tp2-pp4"])
+def test_more_stages_than_unlimited_ocrs_layers(key: str) -> None:
+    """Tiny Unlimited-OCR (3 layers) on 4 stages: vLLM builds stage 3 with none and its
+    planner divides by its 0 bytes a block; kvcli refuses before."""
+    rec = CASES["tiny-unlimited-ocr"][key]
+    assert [s["layers"] for s in rec["stages"]][-1] == [3, 3]
+    assert rec["planning"]["refused"] == [
+        "ZeroDivisionError: integer division or modulo by zero"]
+    r = CliRunner().invoke(app, ["config", "--model-config",
+                                 str(DATA / "tiny-unlimited-ocr.config.json"),
+                                 "--tensor-parallel-size", key[2],
+                                 "--pipeline-parallel-size", "4"])
+    assert r.exit_code == 2
+    assert "3 decoder layers, fewer than 4 stages" in r.output

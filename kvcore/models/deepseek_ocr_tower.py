@@ -30,6 +30,7 @@ from typing import Any
 
 from kvcore.models.clip_siglip import CLIP_DEFAULTS, encoder, encoder_linears
 from kvcore.models.deepseek_vl2 import projector_params
+from kvcore.models.geometry import ModelGeometry
 from kvcore.models.vision_keys import VisionParams, tower_config
 
 # deepseek_ocr.py's CLIPVisionConfig
@@ -64,6 +65,17 @@ def deepseek_ocr_params(cfg: dict[str, Any], source: str) -> VisionParams:
                               CLIP_L["intermediate_size"], True, "vision_model.encoder")
     return VisionParams(total, whole, clip.heads, ("image",), False, linears,
                         kept=2 * n, buffers=clip.buffers)
+
+
+# the classes built by deepseek_ocr.py's DeepseekOCRForCausalLM.__init__ (Unlimited-OCR's too)
+_OCR_CLASSES = ("DeepseekOCRForCausalLM", "UnlimitedOCRForCausalLM")
+
+
+def stage_kept(g: ModelGeometry) -> int:
+    """The parameters a pipeline stage after the first holds of `g`'s tower: DeepSeek-OCR's
+    ``image_newline`` and ``view_seperator`` (plain Parameters its __init__ makes on every
+    stage, the tower itself the first stage's: tests/data/refused_lifted/pp/), else none."""
+    return g.vision_kept if g.architecture in _OCR_CLASSES else 0
 
 
 # deepencoder2.py's Qwen2 encoder: layers, width, heads, KV heads, MLP width

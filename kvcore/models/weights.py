@@ -47,6 +47,7 @@ from kvcore.models import (
     tower_modelopt,
 )
 from kvcore.models import rank_params as rp
+from kvcore.models.deepseek_ocr_tower import stage_kept
 from kvcore.models.deepseek_v4_weights import v4_ledger
 from kvcore.models.domyn_edge import domyn_ledger
 from kvcore.models.dory_weights import dory_ledger
@@ -163,6 +164,8 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
         led.model += tower
         led.layer += tower_fp8
         led.fp32 += tower_scales
+    else:   # (DeepSeek-OCR's separators: plain Parameters every stage builds)
+        led.model += stage_kept(g)
     if g.fope_freqs and any(layer_range is None or i in layer_range
                             for i in range(g.num_layers)):
         # (Intern-S1-Pro's FoPE coefficients: one module for a stage's layers, get_rope's cache)

@@ -1,7 +1,7 @@
 # ruff: noqa
 """Dev tool (not a test): what vLLM 0.33 builds and plans for the classes lifted from kvcli's
 refusals (../*.config.json: Sarvam MLA, LongCat-Flash-Lite's n-gram model, RNJ-1, openPangu
-Pro MoE V2) over pipeline stages -> answers.json, for tests/test_lifted_pp.py. From the
+Pro MoE V2, Unlimited-OCR) over pipeline stages -> answers.json, for tests/test_lifted_pp.py. From the
 project root:
 
     R=~/.cache/vllm-oracle
@@ -49,6 +49,7 @@ CASES = {"tiny-sarvam-mla": (4096, 256 * MIB, TINY),
          "tiny-pangu-v2-sink": (2048, 256 * MIB, TINY[:3]),
          "tiny-pangu-v2-sinkv": (4096, 256 * MIB, TINY),
          "pangu-pro-moe-v2": (32768, 20 * GIB, BIG),
+         "tiny-unlimited-ocr": (4096, 256 * MIB, TINY), "unlimited-ocr": (8192, 20 * GIB, BIG),
          # (no stage built: vLLM's config check, ModelConfig.verify_with_parallel_config)
          "tiny-domyn-edge": (4096, 0, ())}
 
