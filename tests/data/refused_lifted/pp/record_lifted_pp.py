@@ -1,8 +1,8 @@
 # ruff: noqa
 """Dev tool (not a test): what vLLM 0.33 builds and plans for the classes lifted from kvcli's
 refusals (../*.config.json: Sarvam MLA, LongCat-Flash-Lite's n-gram model, RNJ-1, openPangu
-Pro MoE V2, Unlimited-OCR) over pipeline stages -> answers.json, for tests/test_lifted_pp.py. From the
-project root:
+Pro MoE V2, Unlimited-OCR) over pipeline stages -> answers.json, for tests/test_lifted_pp.py.
+From the project root:
 
     R=~/.cache/vllm-oracle
     ulimit -v 16000000; HF_HUB_OFFLINE=1 VLLM_LOGGING_LEVEL=ERROR \\
