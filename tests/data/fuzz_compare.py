@@ -38,6 +38,7 @@ import test_offload_replay as TO
 from kvcore import compiled
 from kvcore.engine.replay import ReplayOptions, replay
 from kvcore.engine.vllm_events import VllmEvents
+from kvcore.errors import InputError
 from kvcore.traces import read_trace
 
 # kvcli's command with HELD_REQUESTS patched (traces with more requests are streamed)
@@ -73,8 +74,10 @@ def against_oracle(path: Path, answer: Path, asyn: bool, run: tuple) -> None:
             os.symlink(answer.resolve(), Path(d) / "x.expected.jsonl")
             TO.test_offload_case(trace, "expected", asyn)
     else:
-        O.assert_matches(O.load_lines(answer), run, asyn=asyn,
-                         kv_events=cfg.get("kv_events", False))
+        expected = O.load_lines(answer)
+        O.assert_matches(expected, run, asyn=asyn, kv_events=cfg.get("kv_events", False))
+        if "num_speculative_tokens" in cfg:     # an oracle_spec.py answer: drafts, spec stats
+            O.assert_spec_matches(expected, run, asyn)
 
 
 def through_cli(path: Path, asyn: bool, whole: tuple) -> None:
@@ -107,6 +110,18 @@ def check_trace(path: Path, answer: Path, cli: bool) -> None:
             f"read with keep={keep}: other summary"
     if cli:
         through_cli(path, asyn, whole)
+
+
+def both_refuse(path: Path, why: str) -> None:
+    """vLLM refused the case (its config, or an assertion): kvcli must refuse it too, with an
+    InputError (one line, exit 2), not replay it or crash."""
+    try:
+        outputs(path, O.config_of(path).get("async_scheduling", False), None)
+    except InputError as e:
+        print(f"both refuse {path.name}: vLLM {why.splitlines()[0][:120]!r}; kvcli "
+              f"{e.field}: {e.message[:120]!r}", flush=True)
+        return
+    raise AssertionError(f"the oracle refused it ({why[:300]}), kvcli replayed it")
 
 
 def same_reading(summary: str) -> dict:
@@ -145,7 +160,8 @@ def main() -> int:
                 raise AssertionError("no answer")
             lines = O.load_lines(answer)
             if lines and "error" in lines[-1]:
-                raise AssertionError(f"the oracle refused it: {lines[-1]['error']}")
+                both_refuse(path, lines[-1]["error"])
+                continue
             if path.name.endswith(".ops.jsonl"):
                 TM.test_answers_like_vllm(path)
             else:

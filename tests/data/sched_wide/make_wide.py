@@ -1,0 +1,170 @@
+# ruff: noqa
+"""Dev tool (not a test): scheduler cases that draw the knobs together (2026-12-08 campaign).
+
+    python3 tests/data/sched_wide/make_wide.py [--spec] [--hybrid] OUT_DIR SEED...
+
+Odd seeds async, even sync. Each case draws, at once, what the earlier generators drew one or
+two at a time: budgets on the edges (1 + K, bs - 1, bs, bs + 1, 2 bs, mml - 1, mml),
+`max_num_seqs` 1-3 beside 8-32, `max_num_active_seqs`, long-prefill thresholds of 1 to the
+budget (adaptive or not), FCFS or priorities with ties and negatives, a watermark, chunked
+prefill off, prefix caching off, and requests that stop at `max_model_len` (prompts at
+mml - 1, mml - bs, outputs asking past it), one-token prompts, whole-block prompts, bursts of
+copies, follow-ups (a prompt plus its source's first outputs, chains too) in both modes, on a
+pool that holds the longest request alone plus a margin of 0 to 3 blocks.
+
+--hybrid: random KV cache groups (full + sliding / chunked local, reordered, two windows,
+windows of 1 to 2 bs + 1) and a pool that passes vLLM's start-up check (a case vLLM refuses
+at start-up is kept: kvcli must refuse it too). --spec: n-gram speculative decoding (K 1-5,
+an acceptance rate, a seed), answered by ../sched_spec/oracle_spec.py; thresholds then stay
+>= 1 + K, since below that vLLM asserts on a padded admission (sched_spec's
+threshold_cuts_padding). Names: w[s][h][a]seedN.
+"""
+
+import json
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sched_fresh"))
+from make_cases import pool_need  # the start-up check's blocks
+
+OUT_BASE = 1_000_000     # the oracle's fake model: base + file_index*(mml+1) + position
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def groups_for(rng: random.Random, bs: int) -> list[dict]:
+    def sw():
+        w = rng.choice([1, 2, bs - 1, bs, bs + 1, 2 * bs + 1, 3 * bs, 33])
+        return {"type": "sliding_window", "sliding_window": max(1, w)}
+
+    def cl():
+        return {"type": "chunked_local", "attention_chunk_size": rng.choice([1, 2, 4]) * bs}
+
+    full = {"type": "full"}
+    return rng.choice([[full, sw()], [sw(), full], [full, cl()], [cl(), full],
+                       [full, sw(), cl()], [sw(), sw()], [full, sw(), sw()], [sw()]])
+
+
+def make(seed: int, asyn: bool, spec: bool, hybrid: bool) -> tuple[dict, list[dict]]:
+    rng = random.Random(seed * 1_000_003 + 17)
+    bs = rng.choice([2, 4, 8, 16])
+    mml = rng.choice([64, 96, 100, 128, 200, 256, 333])
+    k = rng.randint(1, 5) if spec else 0
+    chunked = rng.random() < 0.8
+    budget = rng.choice([1 + k, max(1, bs - 1), bs, bs + 1, 2 * bs, mml - 1, mml,
+                         rng.randrange(8, 300)])
+    budget = max(budget, 1 + k)
+    if not chunked:
+        budget = max(budget, mml)
+    # (vLLM refuses max_num_seqs above the budget: SchedulerConfig's check)
+    max_seqs = min(rng.choice([1, 2, 3, 8, 32]), budget)
+    cfg = {
+        "block_size": bs, "num_blocks": 0, "max_num_seqs": max_seqs,
+        "max_num_batched_tokens": budget, "max_model_len": mml,
+        "long_prefill_token_threshold": rng.choice([0, 0, 1, 2, bs - 1, bs, 24, budget]),
+        "policy": rng.choice(["fcfs", "priority", "priority"]),
+        "watermark": rng.choice([0.0, 0.0, 0.01, 0.1]),
+        "scheduler_reserve_full_isl": rng.choice([True, False]),
+        "enable_chunked_prefill": chunked,
+        "kv_events": rng.random() < 0.5,
+    }
+    if spec and 0 < cfg["long_prefill_token_threshold"] < 1 + k:
+        cfg["long_prefill_token_threshold"] = 1 + k
+    if rng.random() < 0.3:
+        cfg["max_num_active_seqs"] = rng.randrange(1, max_seqs + 1)
+    if rng.random() < 0.3:
+        cfg["long_prefill_token_threshold_adaptive"] = True
+    if rng.random() < 0.15:
+        cfg["enable_prefix_caching"] = False
+    reqs = requests(rng, seed, bs, mml)
+    cfg["num_blocks"] = pool(rng, cfg, reqs, asyn, hybrid)
+    if spec:
+        cfg["num_speculative_tokens"] = k
+        cfg["spec_acceptance_rate"] = rng.choice([0.0, 0.3, 0.6, 0.9, 1.0])
+        cfg["spec_seed"] = rng.randrange(1000)
+    return cfg, reqs
+
+
+def requests(rng: random.Random, seed: int, bs: int, mml: int) -> list[dict]:
+    prefixes = [[rng.randrange(1, 30000) for _ in range(rng.randrange(1, 4 * bs + 9))]
+                for _ in range(3)]
+    reqs: list[dict] = []
+    step = 0
+    for i in range(rng.randrange(4, 22)):
+        shape = rng.random()
+        if shape < 0.12:
+            p = [rng.randrange(1, 30000)]                                  # one token
+        elif shape < 0.24:
+            p = [rng.randrange(1, 30000) for _ in range(mml - rng.choice([1, 2, bs]))]
+        elif shape < 0.34 and reqs:
+            p = list(rng.choice(reqs)["prompt_token_ids"])                 # a copy
+        else:
+            p = list(rng.choice(prefixes)) if rng.random() < 0.7 else []
+            p += [rng.randrange(1, 30000) for _ in range(rng.randrange(0, 3 * bs + 5))]
+            if rng.random() < 0.3:
+                p = p[: max(bs, len(p) // bs * bs)]                        # whole blocks
+        p = p[: mml - 1] or [7]
+        out = rng.choice([1, 2, rng.randrange(1, 40), mml])                # mml: stops at it
+        step += rng.choice([0, 0, 0, 1, 3, 9])
+        reqs.append({"id": f"w{seed}r{i}", "prompt_token_ids": p, "output_length": out,
+                     "arrival_step": step, "priority": rng.randrange(-2, 3)})
+    follow_ups(reqs, rng, mml)
+    return reqs
+
+
+def follow_ups(reqs: list[dict], rng: random.Random, mml: int) -> None:
+    """Some requests become an earlier one's prompt plus its first outputs (chains allowed),
+    arriving once those are out; file order (the fake tokens' index) stays as it is."""
+    for i in range(1, len(reqs)):
+        if rng.random() < 0.35:
+            j = rng.randrange(i)
+            src = reqs[j]
+            room = mml - 1 - len(src["prompt_token_ids"])
+            if room < 1:
+                continue
+            m = rng.randrange(1, min(src["output_length"], room, 40) + 1)
+            outs = [OUT_BASE + j * (mml + 1) + q for q in range(m)]
+            reqs[i]["prompt_token_ids"] = (src["prompt_token_ids"] + outs)[: mml - 1]
+            reqs[i]["arrival_step"] = max(reqs[i]["arrival_step"], src["arrival_step"] + m)
+    for i in range(1, len(reqs)):
+        reqs[i]["arrival_step"] = max(reqs[i]["arrival_step"], reqs[i - 1]["arrival_step"])
+
+
+def pool(rng: random.Random, cfg: dict, reqs: list[dict], asyn: bool, hybrid: bool) -> int:
+    """The longest request alone (capped at mml), the watermark's blocks and the null block,
+    plus 0-3 blocks (or double): a small pool, so preemption is the rule."""
+    bs, mml = cfg["block_size"], cfg["max_model_len"]
+    longest = max(min(len(r["prompt_token_ids"]) + r["output_length"], mml) for r in reqs)
+    need = cdiv(longest, bs) + 2
+    n = need + rng.choice([0, 1, 3, need])
+    while int(cfg["watermark"] * n) + need > n:
+        n += 1
+    n += int(cfg["watermark"] * n)
+    if hybrid:
+        cfg["groups"] = groups_for(rng, bs)
+        n = max(n, pool_need(cfg, asyn) + 1 + int(cfg["watermark"] * n) + rng.choice([0, 0, 2]))
+    return n
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    spec, hybrid = "--spec" in args, "--hybrid" in args
+    args = [a for a in args if a not in ("--spec", "--hybrid")]
+    out, seeds = args[0], [int(s) for s in args[1:]]
+    os.makedirs(out, exist_ok=True)
+    for s in seeds:
+        asyn = s % 2 == 1
+        cfg, reqs = make(s, asyn, spec, hybrid)
+        if asyn:
+            cfg["async_scheduling"] = True
+        name = "w" + ("s" if spec else "") + ("h" if hybrid else "") + ("a" if asyn else "")
+        with open(f"{out}/{name}seed{s}.trace.jsonl", "w") as f:
+            f.write(json.dumps({"config": cfg}) + "\n")
+            f.writelines(json.dumps(r) + "\n" for r in reqs)
+
+
+if __name__ == "__main__":
+    main()
