@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvcore.engine.scheduler_waiting import admission_tokens
-from kvcore.engine.spec_decode import note_drafts_needed
+from kvcore.engine.spec_decode import check_padding, note_drafts_needed
 from kvcore.offload.completions import request_finished
 from kvcore.request import Request, RequestStatus
 from kvcore.specs import MambaSpec, cdiv
@@ -111,6 +111,8 @@ def schedule_waiting_with_connector(sched: Scheduler, out: SchedulerOutput, budg
                 obs.on_admit_failed(req)
             sched.blocked = (req, True, budget)
             break
+        if padded:
+            check_padding(req, n, spec, threshold)
         host = conn.update_state_after_alloc(req, ext)
         if queries:
             sched.connector_stats.record(queries, hits, req.num_preemptions > 0, host)

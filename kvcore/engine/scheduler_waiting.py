@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kvcore.engine.spec_decode import note_drafts_needed, pad_admission, padding_cut
+from kvcore.engine.spec_decode import check_padding, note_drafts_needed, pad_admission
 from kvcore.request import Request, RequestStatus
 
 if TYPE_CHECKING:
@@ -64,6 +64,8 @@ def schedule_waiting(sched: Scheduler, out: SchedulerOutput, budget: int, thresh
                 obs.on_admit_failed(req)
             sched.blocked = (req, True, budget)
             break
+        if padded:
+            check_padding(req, n, spec, threshold)
         kvm.record_prefix_cache_stats(req, num_hit)
         waiting.pop()
         running.append(req)
@@ -101,8 +103,8 @@ def admission_tokens(sched: Scheduler, req: Request, computed: int, budget: int,
             return None     # vLLM schedules no unpadded decode rather than break the graph
         padded = n > 1
     if 0 < threshold < n:
-        if padded:
-            raise padding_cut(req, threshold, spec)
+        # (a padded admission cut here stays `padded`: vLLM asserts only once it is admitted,
+        # `check_padding`; a Mamba split below, or a failed allocation, comes first)
         n = threshold
     if not sched.config.enable_chunked_prefill and n > budget:
         return None         # no skipping ahead when chunking is off

@@ -72,7 +72,7 @@ def against_oracle(path: Path, answer: Path, asyn: bool, run: tuple) -> None:
             trace = Path(d) / "x.trace.jsonl"
             os.symlink(path.resolve(), trace)
             os.symlink(answer.resolve(), Path(d) / "x.expected.jsonl")
-            TO.test_offload_case(trace, "expected", asyn)
+            TO.test_offload_case(trace, "expected", cfg.get("async_scheduling", False))
     else:
         expected = O.load_lines(answer)
         O.assert_matches(expected, run, asyn=asyn, kv_events=cfg.get("kv_events", False))
@@ -99,9 +99,12 @@ def through_cli(path: Path, asyn: bool, whole: tuple) -> None:
 
 
 def check_trace(path: Path, answer: Path, cli: bool) -> None:
-    asyn = O.config_of(path).get("async_scheduling", False)
+    cfg = O.config_of(path)
+    asyn = cfg.get("async_scheduling", False)
     s, whole = outputs(path, asyn, None)
-    against_oracle(path, answer, asyn, parsed(s, whole))
+    # a batch queue's lines: async scheduling, or pipeline parallelism (sched_pp's oracle)
+    against_oracle(path, answer, asyn or cfg.get("pipeline_parallel_size", 1) > 1,
+                   parsed(s, whole))
     for keep in (1, 7):
         got = outputs(path, asyn, keep)[1]
         for i, what in enumerate(("steps", "requests", "events")):

@@ -1,7 +1,8 @@
 # ruff: noqa
 """Dev tool (not a test): scheduler cases that draw the knobs together (2026-12-08 campaign).
 
-    python3 tests/data/sched_wide/make_wide.py [--spec] [--hybrid] OUT_DIR SEED...
+    python3 tests/data/sched_wide/make_wide.py [--spec|--eagle] [--hybrid|--mamba] [--lora]
+        [--pp N] [--long] [--unclamped] OUT_DIR SEED...
 
 Odd seeds async, even sync. Each case draws, at once, what the earlier generators drew one or
 two at a time: budgets on the edges (1 + K, bs - 1, bs, bs + 1, 2 bs, mml - 1, mml),
@@ -17,7 +18,16 @@ windows of 1 to 2 bs + 1) and a pool that passes vLLM's start-up check (a case v
 at start-up is kept: kvcli must refuse it too). --spec: n-gram speculative decoding (K 1-5,
 an acceptance rate, a seed), answered by ../sched_spec/oracle_spec.py; thresholds then stay
 >= 1 + K, since below that vLLM asserts on a padded admission (sched_spec's
-threshold_cuts_padding). Names: w[s][h][a]seedN.
+threshold_cuts_padding). --eagle: EAGLE-3 instead (K 1-3, legacy hashes half the time, the
+draft's group flagged), answered by ../sched_spec_eagle/oracle_eagle_hybrid.py. --mamba: 1-3
+Mamba groups beside a full-attention group (blocks of 8-32), answered by ../oracle_mamba.py
+(the config line says async). --lora: adapters and cache salts on the requests (answered by
+a tool copy patched by ../sched_fresh_lora/patch_oracle_lora.py, and for --spec
+../sched_spec_lora/patch_oracle_spec_lora.py). --pp N: `pipeline_parallel_size` N
+(../sched_pp/oracle_pp.py). --long: four times the requests. With --spec or --eagle and
+--mamba: ../sched_spec_mamba/oracle_spec_mamba.py. --unclamped (with drafts): thresholds below
+1 + K stay, and vLLM asserts where one cuts a padded admission (kvcli must refuse there too).
+Names: w[s|e][m][l][pN][h][L][u][a]seedN.
 """
 
 import json
@@ -28,6 +38,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sched_fresh"))
 from make_cases import pool_need  # the start-up check's blocks
 
+UNCLAMPED = False        # --unclamped: a threshold below 1 + K stays (vLLM may assert)
+LONG = 1                 # --long: four times the requests (4-84), preemption the rule
 OUT_BASE = 1_000_000     # the oracle's fake model: base + file_index*(mml+1) + position
 
 
@@ -48,11 +60,17 @@ def groups_for(rng: random.Random, bs: int) -> list[dict]:
                        [full, sw(), cl()], [sw(), sw()], [full, sw(), sw()], [sw()]])
 
 
-def make(seed: int, asyn: bool, spec: bool, hybrid: bool) -> tuple[dict, list[dict]]:
+def make(seed: int, asyn: bool, spec: bool, hybrid: bool,
+         eagle: bool = False, mamba: bool = False) -> tuple[dict, list[dict]]:
     rng = random.Random(seed * 1_000_003 + 17)
     bs = rng.choice([2, 4, 8, 16])
     mml = rng.choice([64, 96, 100, 128, 200, 256, 333])
     k = rng.randint(1, 5) if spec else 0
+    if mamba:
+        bs = rng.choice([8, 16, 32])
+        mml = max(mml, 4 * bs)
+    if eagle:
+        k = 1 + (k - 1) % 3           # EAGLE's K of 1-3, as sched_spec_eagle draws it
     chunked = rng.random() < 0.8
     budget = rng.choice([1 + k, max(1, bs - 1), bs, bs + 1, 2 * bs, mml - 1, mml,
                          rng.randrange(8, 300)])
@@ -71,7 +89,7 @@ def make(seed: int, asyn: bool, spec: bool, hybrid: bool) -> tuple[dict, list[di
         "enable_chunked_prefill": chunked,
         "kv_events": rng.random() < 0.5,
     }
-    if spec and 0 < cfg["long_prefill_token_threshold"] < 1 + k:
+    if spec and not UNCLAMPED and 0 < cfg["long_prefill_token_threshold"] < 1 + k:
         cfg["long_prefill_token_threshold"] = 1 + k
     if rng.random() < 0.3:
         cfg["max_num_active_seqs"] = rng.randrange(1, max_seqs + 1)
@@ -80,12 +98,51 @@ def make(seed: int, asyn: bool, spec: bool, hybrid: bool) -> tuple[dict, list[di
     if rng.random() < 0.15:
         cfg["enable_prefix_caching"] = False
     reqs = requests(rng, seed, bs, mml)
-    cfg["num_blocks"] = pool(rng, cfg, reqs, asyn, hybrid)
+    cfg["num_blocks"] = pool(rng, cfg, reqs, asyn, hybrid, k)
+    if mamba:
+        add_mamba(rng, cfg)
     if spec:
         cfg["num_speculative_tokens"] = k
         cfg["spec_acceptance_rate"] = rng.choice([0.0, 0.3, 0.6, 0.9, 1.0])
         cfg["spec_seed"] = rng.randrange(1000)
+    if eagle:
+        add_eagle(rng, cfg)
     return cfg, reqs
+
+
+def add_eagle(rng: random.Random, cfg: dict) -> None:
+    """EAGLE-3 (oracle_eagle_hybrid.py): the rate kept in 0.3-0.9, as sched_spec_eagle_hybrid
+    folds it; the legacy hashes (and the EAGLE block drop) half the time; with groups, the
+    draft's layers flagged in the first full-attention group half the time (always in a legacy
+    case with a chunked-local group: unflagged, vLLM would drop there and asserts)."""
+    cfg["spec_method"] = "eagle3"
+    cfg["spec_acceptance_rate"] = min(0.9, max(0.3, cfg["spec_acceptance_rate"]))
+    legacy = rng.random() < 0.5
+    groups = cfg.get("groups") or []
+    full = [i for i, g in enumerate(groups) if g["type"] == "full"]
+    chunked = any(g["type"] == "chunked_local" for g in groups)
+    if legacy and chunked and not full:
+        legacy = False
+    if legacy:
+        cfg["disable_lookahead_block_hashes"] = True
+    if full and len(groups) > 1 and (rng.random() < 0.5 or (legacy and chunked)):
+        cfg["eagle_groups"] = [full[0]]
+
+
+def add_mamba(rng: random.Random, cfg: dict) -> None:
+    """1-3 Mamba groups (Mamba1, or Mamba2 with a prefill checkpoint block, with a retention
+    interval) and a full-attention group at a random place (../oracle_mamba.py), and a pool
+    that passes vLLM's start-up check, as ../sched_mamba/make_random.py sizes it."""
+    nm, ckpt = rng.choice([1, 2, 3]), rng.random() < 0.5
+    groups = [{"type": "mamba", "checkpoint": True} if ckpt else {"type": "mamba"}] * nm
+    groups.insert(rng.randrange(nm + 1), {"type": "full"})
+    cfg["groups"] = groups
+    bs, mml = cfg["block_size"], cfg["max_model_len"]
+    need = nm * (3 if ckpt else 2) + cdiv(mml, bs) + 1 + int(cfg["watermark"] * cfg["num_blocks"])
+    cfg["num_blocks"] = max(cfg["num_blocks"] + nm * 3, need + rng.choice([0, 1, 4]))
+    if ckpt:
+        bs = cfg["block_size"]
+        cfg["prefix_cache_retention_interval"] = rng.choice([0, 0, None, 2 * bs])
 
 
 def requests(rng: random.Random, seed: int, bs: int, mml: int) -> list[dict]:
@@ -93,7 +150,7 @@ def requests(rng: random.Random, seed: int, bs: int, mml: int) -> list[dict]:
                 for _ in range(3)]
     reqs: list[dict] = []
     step = 0
-    for i in range(rng.randrange(4, 22)):
+    for i in range(rng.randrange(4, 22) * LONG):
         shape = rng.random()
         if shape < 0.12:
             p = [rng.randrange(1, 30000)]                                  # one token
@@ -133,12 +190,14 @@ def follow_ups(reqs: list[dict], rng: random.Random, mml: int) -> None:
         reqs[i]["arrival_step"] = max(reqs[i]["arrival_step"], reqs[i - 1]["arrival_step"])
 
 
-def pool(rng: random.Random, cfg: dict, reqs: list[dict], asyn: bool, hybrid: bool) -> int:
-    """The longest request alone (capped at mml), the watermark's blocks and the null block,
-    plus 0-3 blocks (or double): a small pool, so preemption is the rule."""
+def pool(rng: random.Random, cfg: dict, reqs: list[dict], asyn: bool, hybrid: bool,
+         k: int = 0) -> int:
+    """The longest request alone (capped at mml, with K lookahead slots), the watermark's
+    blocks and the null block, plus 0-3 blocks (or double): a small pool, so preemption is the
+    rule."""
     bs, mml = cfg["block_size"], cfg["max_model_len"]
     longest = max(min(len(r["prompt_token_ids"]) + r["output_length"], mml) for r in reqs)
-    need = cdiv(longest, bs) + 2
+    need = cdiv(longest + k, bs) + 2
     n = need + rng.choice([0, 1, 3, need])
     while int(cfg["watermark"] * n) + need > n:
         n += 1
@@ -149,18 +208,59 @@ def pool(rng: random.Random, cfg: dict, reqs: list[dict], asyn: bool, hybrid: bo
     return n
 
 
+LORAS, SALTS = ["sql", "chat", "code", "a/b"], ["t1", "t2", "\u00e9"]
+
+
+def add_domains(seed: int, reqs: list[dict]) -> None:
+    """LoRA adapters and cache salts (hash domains, ../sched_fresh_lora/), from a generator of
+    their own: 1-4 adapters on about half the requests, salts on a third; a follow-up (a
+    prompt that extends an earlier one) keeps its source's domain 7 times in 10."""
+    rng = random.Random(seed * 31 + 5)
+    nl = rng.randint(1, 4)
+    for r in reqs:
+        if rng.random() < 0.5:
+            r["lora"] = rng.choice(LORAS[:nl])
+        if rng.random() < 0.3:
+            r["cache_salt"] = rng.choice(SALTS)
+    for i, r in enumerate(reqs):
+        for src in reqs[:i]:
+            s = src["prompt_token_ids"]
+            if len(s) > 4 and r["prompt_token_ids"][: len(s)] == s and rng.random() < 0.7:
+                for key in ("lora", "cache_salt"):
+                    if key in src:
+                        r[key] = src[key]
+                    else:
+                        r.pop(key, None)
+                break
+
+
 def main() -> None:
     args = sys.argv[1:]
-    spec, hybrid = "--spec" in args, "--hybrid" in args
-    args = [a for a in args if a not in ("--spec", "--hybrid")]
+    eagle, mamba, lora = "--eagle" in args, "--mamba" in args, "--lora" in args
+    global LONG, UNCLAMPED
+    LONG = 4 if "--long" in args else 1
+    UNCLAMPED = "--unclamped" in args
+    pp = int(args[args.index("--pp") + 1]) if "--pp" in args else 1
+    if "--pp" in args:
+        del args[args.index("--pp") + 1]
+    spec, hybrid = "--spec" in args or eagle, "--hybrid" in args and not mamba
+    args = [a for a in args if a not in ("--spec", "--hybrid", "--eagle", "--mamba", "--lora",
+                                         "--pp", "--long", "--unclamped")]
     out, seeds = args[0], [int(s) for s in args[1:]]
     os.makedirs(out, exist_ok=True)
     for s in seeds:
         asyn = s % 2 == 1
-        cfg, reqs = make(s, asyn, spec, hybrid)
+        cfg, reqs = make(s, asyn, spec, hybrid, eagle, mamba)
         if asyn:
             cfg["async_scheduling"] = True
-        name = "w" + ("s" if spec else "") + ("h" if hybrid else "") + ("a" if asyn else "")
+        if lora:
+            add_domains(s, reqs)
+        if pp > 1:
+            cfg["pipeline_parallel_size"] = pp
+        name = ("w" + ("e" if eagle else "s" if spec else "") + ("m" if mamba else "")
+                + ("l" if lora else "") + (f"p{pp}" if pp > 1 else "") + ("h" if hybrid else "")
+                + ("L" if LONG > 1 else "") + ("u" if UNCLAMPED else "")
+                + ("a" if asyn else ""))
         with open(f"{out}/{name}seed{s}.trace.jsonl", "w") as f:
             f.write(json.dumps({"config": cfg}) + "\n")
             f.writelines(json.dumps(r) + "\n" for r in reqs)
