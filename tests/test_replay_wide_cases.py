@@ -92,9 +92,13 @@ def test_requests_stop_at_max_model_len_in_every_case():
         summary = answer_of(trace)[-1]["summary"]
         capped = [r for r in summary["requests"]
                   if r["prompt_len"] + r["num_output_tokens"] == mml]
-        assert capped and all(r["finish_reason"] == "length" for r in capped), name(trace)
+        # (sched_pp's oracle writes no finish_reason)
+        assert capped and all(r.get("finish_reason", "length") == "length" for r in capped), \
+            name(trace)
         assert summary["totals"]["preemptions"] >= 5, name(trace)
 
 
 FOCUSED = ("wshuaseed2149", "wshuseed2150")     # the assertion's cases (tests above)
-KEPT: list[str] = ["wshuaseed2149", "wshuseed2150"]
+KEPT = ["weaseed1505", "wehseed358", "whaseed1109", "whseed1128", "wlhseed446", "wmLaseed1681",
+        "wmseed388", "wp3haseed555", "wsLuseed2294", "wshLaseed1481", "wshuaseed2149",
+        "wshuseed2150"]

@@ -100,7 +100,7 @@ def make(seed: int, asyn: bool, spec: bool, hybrid: bool,
     reqs = requests(rng, seed, bs, mml)
     cfg["num_blocks"] = pool(rng, cfg, reqs, asyn, hybrid, k)
     if mamba:
-        add_mamba(rng, cfg)
+        add_mamba(rng, cfg, k)
     if spec:
         cfg["num_speculative_tokens"] = k
         cfg["spec_acceptance_rate"] = rng.choice([0.0, 0.3, 0.6, 0.9, 1.0])
@@ -129,20 +129,26 @@ def add_eagle(rng: random.Random, cfg: dict) -> None:
         cfg["eagle_groups"] = [full[0]]
 
 
-def add_mamba(rng: random.Random, cfg: dict) -> None:
+def add_mamba(rng: random.Random, cfg: dict, k: int = 0) -> None:
     """1-3 Mamba groups (Mamba1, or Mamba2 with a prefill checkpoint block, with a retention
     interval) and a full-attention group at a random place (../oracle_mamba.py), and a pool
-    that passes vLLM's start-up check, as ../sched_mamba/make_random.py sizes it."""
+    that passes vLLM's start-up check, as ../sched_spec_mamba/make_spec_mamba.py sizes it (each
+    Mamba group keeps K speculative blocks more). With drafts the retention interval is 0 or
+    dense: EAGLE's scheduler block can be coarser than the block, and vLLM refuses an
+    interval off its grid."""
     nm, ckpt = rng.choice([1, 2, 3]), rng.random() < 0.5
     groups = [{"type": "mamba", "checkpoint": True} if ckpt else {"type": "mamba"}] * nm
     groups.insert(rng.randrange(nm + 1), {"type": "full"})
     cfg["groups"] = groups
     bs, mml = cfg["block_size"], cfg["max_model_len"]
-    need = nm * (3 if ckpt else 2) + cdiv(mml, bs) + 1 + int(cfg["watermark"] * cfg["num_blocks"])
+    need = (nm * (2 + int(ckpt) + k) + cdiv(mml, bs) + 1
+            + int(cfg["watermark"] * cfg["num_blocks"]))
     cfg["num_blocks"] = max(cfg["num_blocks"] + nm * 3, need + rng.choice([0, 1, 4]))
     if ckpt:
         bs = cfg["block_size"]
         cfg["prefix_cache_retention_interval"] = rng.choice([0, 0, None, 2 * bs])
+        if k and cfg["prefix_cache_retention_interval"]:
+            cfg["prefix_cache_retention_interval"] = None
 
 
 def requests(rng: random.Random, seed: int, bs: int, mml: int) -> list[dict]:
