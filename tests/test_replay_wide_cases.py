@@ -64,6 +64,18 @@ def test_a_cut_padding_whose_allocation_fails_is_no_assertion():
     assert (r20["preemptions"], r20["finish_step"]) == (14, 366)
 
 
+@pytest.mark.parametrize("case", ["mamba_cut_padding", "mamba_cut_padding_async"])
+def test_a_mamba_split_drops_a_cut_padding(case: str):
+    """c repeats a's 33-token prompt: 32 cached (two blocks of 16, the Mamba state at the
+    boundary), one to compute, padded to 1 + 3, cut to 2 by the threshold. The Mamba split
+    comes before vLLM's assertion and drops the padding: c is admitted at step 30 with one
+    token, no drafts, in both modes. kvcli stopped there with the assertion's error."""
+    got = check_spec_case(DATA / f"{case}.trace.jsonl")
+    step = next(e for e in got[1] if e["step"] == 30)
+    assert (step["admitted"], step["scheduled"]) == ({"c": 32}, {"b": 2, "c": 1})
+    assert "c" not in step.get("drafts", {})
+
+
 def test_where_vllm_asserts_the_replay_stops_at_that_step():
     """wshuseed2150 (sync, K 5, threshold 2): vLLM fails its assertion in step 9, admitting
     w2150r1's padded one-token admission cut to 2; kvcli writes vLLM's 9 step lines, then
@@ -98,7 +110,8 @@ def test_requests_stop_at_max_model_len_in_every_case():
         assert summary["totals"]["preemptions"] >= 5, name(trace)
 
 
-FOCUSED = ("wshuaseed2149", "wshuseed2150")     # the assertion's cases (tests above)
-KEPT = ["weaseed1505", "wehseed358", "whaseed1109", "whseed1128", "wlhseed446", "wmLaseed1681",
-        "wmseed388", "wp3haseed555", "wsLuseed2294", "wshLaseed1481", "wshuaseed2149",
-        "wshuseed2150"]
+# the assertion's cases (tests above)
+FOCUSED = ("mamba_cut_padding", "mamba_cut_padding_async", "wshuaseed2149", "wshuseed2150")
+KEPT = ["mamba_cut_padding", "mamba_cut_padding_async", "weaseed1505", "wehseed358",
+        "whaseed1109", "whseed1128", "wlhseed446", "wmLaseed1681", "wmseed388", "wp3haseed555",
+        "wsLuseed2294", "wshLaseed1481", "wshuaseed2149", "wshuseed2150"]
