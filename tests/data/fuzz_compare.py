@@ -5,7 +5,11 @@
 For every answered case in the folders (`X.expected.jsonl` beside `X.trace.jsonl` or
 `X.ops.jsonl`): an op script against `offload_manager`'s answer (`test_offload_manager`); a
 trace with a CPU tier against `sched_offload`'s (`test_offload_replay`); any other trace against
-`sched`'s (`oracle_sched.assert_matches`). A trace with a hash-id form beside it
+`sched`'s (`oracle_sched.assert_matches`; a pipeline-parallel trace with a batch queue's lines,
+as sched_pp's oracle writes them; with drafts, also `assert_spec_matches`: the drafts of each
+step and vLLM's spec stats, as oracle_spec.py and its kin write them). An answer that is vLLM's
+refusal (`{"error": ...}`) matches when kvcli refuses too, with an InputError (both reasons
+printed). A trace with a hash-id form beside it
 (`X.hash.jsonl`, `sched_fresh/make_hash_cases.py`) is checked in both forms. Each form is also
 replayed from a streamed reading (`read_trace(keep=1)` and `keep=7`), which must write the same
 step, request and event bytes and summary as the whole reading. With `--cli`, `kvcli replay` is
@@ -159,7 +163,7 @@ def main() -> int:
     failed = 0
     for label, path, answer in todo:
         try:
-            if not answer.exists():
+            if not answer.exists() and not Path(f"{answer}.gz").exists():   # (load_lines: either)
                 raise AssertionError("no answer")
             lines = O.load_lines(answer)
             if lines and "error" in lines[-1]:
