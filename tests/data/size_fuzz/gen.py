@@ -26,7 +26,8 @@ EXTRA = {"NemotronHForCausalLM": "mamba/nemotron-nano-9b-v2.config.json",
          "SarvamMLAForCausalLM": "refused_lifted/tiny-sarvam-mla.config.json",
          "LongcatFlashNgramForCausalLM": "refused_lifted/tiny-longcat-ngram.config.json",
          "Rnj1ForCausalLM": "refused_lifted/tiny-rnj1.config.json",
-         "DomynEdgeForCausalLM": "refused_lifted/tiny-domyn-edge.config.json"}
+         "DomynEdgeForCausalLM": "refused_lifted/tiny-domyn-edge.config.json",
+         "PanguProMoEV2ForCausalLM": "refused_lifted/tiny-pangu-v2-sinkv.config.json"}
 for _arch, _path in EXTRA.items():
     ROWS[_arch] = {"config": json.loads((HERE.parent / _path).read_text()), "specs": _path}
 P = 0.45

@@ -8,6 +8,8 @@ architecture's substitutions never touch another's build):
   (TRITON_MLA for its MLA layers: vLLM's model-level use_mla is false for sarvam_mla).
 - Rnj1ForCausalLM: TRITON_ATTN (its chunked layers assert it: `--attention-backend
   TRITON_ATTN`, ../refused_lifted/record_refused.py).
+- PanguProMoEV2ForCausalLM: stand_ins.py's config class; the backend its sink layers name
+  (StaticSinkAttention asks for FLASH_ATTN_DIFFKV: record_refused.py's pick_backend).
 - MiMoV2FlashForCausalLM: the platform's own pick on an H100 (capability 9.0: its
   FLASH_ATTN_DIFFKV for values narrower than keys, ../mimo_v2/mimo_build.py).
 - KimiLinearForCausalLM: ../kimi_linear/kl_build.py's: torch.cuda.Event / Stream
@@ -52,6 +54,8 @@ def install(arch):
     selector._cached_get_attn_backend.cache_clear()
     if arch == "SarvamMLAForCausalLM":
         return by_layer
+    if arch == "PanguProMoEV2ForCausalLM":
+        return lambda selected, *a, **k: (selected or E.FLASH_ATTN).get_path()
     if arch == "Rnj1ForCausalLM":
         return lambda *a, **k: E.TRITON_ATTN.get_path()
     if arch == "MiMoV2FlashForCausalLM":
