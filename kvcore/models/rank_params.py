@@ -37,11 +37,12 @@ O_BIAS_TYPES = frozenset({
 # Model types whose attention is unbiased whatever ``attention_bias`` says (falcon_h1.py:261-268;
 # granitemoe.py's GraniteMoeAttention, Granite-MoE-Shared's and Granite-MoE-SWA's too;
 # nemotron_h.py's; commandr.py's and cohere2_moe.py's; transformers' Cwm's; gemma.py's, PaliGemma's
-# text model; llama4.py's decoder layer passes bias=False, bias_o_proj=False; hy_v3.py's)
+# text model; llama4.py's decoder layer passes bias=False, bias_o_proj=False; hy_v3.py's;
+# internlm2.py's wqkv and wo, whatever InternLM2Config's ``bias`` or attention_bias say)
 UNBIASED_ATTENTION_TYPES = frozenset({"falcon_h1", "granitemoe", "granitemoeshared",
                                       "granitemoe_swa", "nemotron_h", "cohere", "cohere2",
                                       "cohere2_moe", "olmoe", "cwm", "gemma", "llama4_text",
-                                      "hy_v3"})
+                                      "hy_v3", "internlm2"})
 # Model types whose gated dense MLP is biased where ``mlp_bias`` is (llama.py:305 and its kin,
 # granite.py (Granite SWA's too), exaone4.py, solar.py, transformers' SmolLM3): gate_up's bias
 # split over the ranks, down_proj's whole
