@@ -101,7 +101,10 @@ def classic_block(model_type: str, hidden: int, head_dim: int, get,
                         if isinstance(v, (int, float)) and not isinstance(v, bool)
                         and 0 < v <= 1), 0.25 if model_type == "gpt_neox" else 0.5)
         rotary = int(head_dim * partial)
-        return ClassicBlock(bool(get("attention_bias", True)), True,
+        # (the Transformers backend keeps HF's modules: GPT-NeoX's query_key_value and dense
+        # both biased by attention_bias, modeling_gpt_neox.py; Phi's dense always biased)
+        bias = bool(get("attention_bias", True))
+        return ClassicBlock(bias, bias or model_type != "gpt_neox",
                             get_dim("intermediate_size", required=True),
                             norms=1 if model_type == "phi" else 2, every_stage=False,
                             buffers=2 * (rotary // 2) * 4)   # (inv_freq, original_inv_freq)
