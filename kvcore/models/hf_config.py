@@ -228,6 +228,11 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         moe_layers = tuple(i % period == offset for i in range(n_layers))
     elif nemotron:
         moe_layers = nemotron[1]
+    elif num_experts and model_type == "exaone_moe" and isinstance(c.get("mlp_layer_types"),
+                                                                    list):
+        # (exaone_moe.py: experts where mlp_layer_types says "sparse"; ExaoneMoeConfig derives
+        # the list from first_k_dense_replace only where the file gives none)
+        moe_layers = tuple(t == "sparse" for t in c["mlp_layer_types"][:n_layers])
     elif num_experts and get("first_k_dense_replace") is not None:
         # DeepSeek (vLLM's deepseek_v2.py): dense feed-forward in the first k layers, then
         # MoE every moe_layer_freq-th layer (openPangu's: `pangu_fields`)
