@@ -31,6 +31,8 @@ WORDS = {
         "No Qwen3Moe layer found in the language_model.",
     "SarvamMLAForCausalLM": "No SarvamMLAMoE layer found in model.layers.",  # sarvam.py
     "Step3p5ForCausalLM": "No MoE layers found in the model.",              # step3p5.py:896
+    "SarvamMLAForCausalLM": "No SarvamMLAMoE layer found in model.layers.",  # sarvam.py:609
+    "PanguProMoEV2ForCausalLM": "No MOE layer found in model.layers.",      # openpangu.py:1191
 }
 
 
