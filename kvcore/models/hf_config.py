@@ -87,18 +87,17 @@ from kvcore.models.keye_tower import KEYE_TEXT
 from kvcore.models.layer_kinds import layer_kinds
 from kvcore.models.llama4 import EXPERTS_DEFAULT, MLP_WIDTH_DEFAULT, llama4_moe_layers
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES, read_mamba_only
-from kvcore.models.mamba_state import mamba_state
+from kvcore.models.hybrid_class import hybrid_mamba
 from kvcore.models.mimo_v2 import WINDOW_KEYS
 from kvcore.models.mistral_format import params_json_refusal
 from kvcore.models.mla import read_mla
 from kvcore.models.mm_prefix import atomic_items
-from kvcore.models.nemotron_h import nemotron_h_layers, nemotron_h_mamba
+from kvcore.models.nemotron_h import nemotron_h_layers
 from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_rope_keys
 from kvcore.models.perf_widths import perf_intermediate
 from kvcore.models.quant_fields import quant_fields
-from kvcore.models.qwen3_5 import GDN_TYPES, ssm_dtype, text_model_type
-from kvcore.models.qwen3_next import gdn_state
-from kvcore.models.text_config import model_name, text_config, text_model
+from kvcore.models.qwen3_5 import GDN_TYPES, text_model_type
+from kvcore.models.text_config import model_name, text_config, text_model, text_path
 from kvcore.models.text_key_paths import named_by_path
 from kvcore.models.unsupported import refusal
 from kvcore.models.vision_towers import vision_tower
@@ -210,12 +209,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     if "chunked" in kinds and not chunk:
         raise InputError("chunked-local layers but no 'attention_chunk_size'",
                          path=source or None, field="attention_chunk_size")
-    mamba = None
-    if "mamba" in kinds or "parallel" in kinds:
-        mamba = (nemotron_h_mamba(get, get_dim, source, archs, dtype) if nemotron
-                 else gdn_state(get_dim, None if model_type == "qwen3_next"
-                                else ssm_dtype(c, source)) if model_type in GDN_TYPES
-                 else mamba_state(c, model_type, hidden, get, get_dim, source))
+    mamba = hybrid_mamba(c, text_path(cfg) is not None, model_type, kinds, hidden, archs, dtype,
+                         nemotron is not None, get, get_dim, source)
     # vLLM's aliases: n_routed_experts is DeepSeek's name; a key the config gives first, then
     # its class's default under any alias (DeepseekV3Config's n_routed_experts: 256)
     # (Llama4TextConfig's num_local_experts default: 16)

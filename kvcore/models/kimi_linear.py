@@ -83,7 +83,9 @@ def kimi_linear_fields(c: dict[str, Any], n_layers: int, get_dim, mla: Any,
     heads, dim = kda_dim("num_heads"), kda_dim("head_dim")
     state = MambaGeometry("kda", heads * dim, dim, kda_dim("short_conv_kernel_size"),
                           n_heads=heads, d_head=dim, n_groups=heads, ssm_dtype="float32")
-    return {"layer_kinds": kinds, "mamba": state if "mamba" in kinds else None,
+    # (the state whatever layers are kept: vLLM deems the class hybrid, its config having no
+    # layer_types, and raises the MLA block for it: `kvcore.models.hybrid_class`)
+    return {"layer_kinds": kinds, "mamba": state,
             "head_gate": bool(c.get("mla_use_output_gate")), "router_score_bias": True,
             "weights_unmodelled": f"Kimi-K3's layers' weights ({', '.join(k3)})" if k3 else ""}
 

@@ -52,10 +52,12 @@ def lfm2_kinds(c: dict[str, Any], n: int, source: str) -> tuple[str, ...]:
     return tuple("full" if i in idxs else "mamba" for i in range(n))
 
 
-def lfm2_conv_state(model_type: str, get, get_dim) -> MambaGeometry:
+def lfm2_conv_state(model_type: str, get, get_dim, vl: bool = False) -> MambaGeometry:
     """A short-convolution layer's state: ``conv_dim`` wide (no default: vLLM reads it), the
-    hidden size in LFM2-MoE (lfm2_moe.py builds its ShortConv so)."""
-    width = get_dim("hidden_size" if model_type == "lfm2_moe" else "conv_dim", required=True)
+    hidden size in LFM2-MoE (lfm2_moe.py builds its ShortConv so) and under LFM2-VL
+    (``vl``: lfm2_vl.py's state shape reads the text config's hidden_size)."""
+    wide = model_type == "lfm2_moe" or vl
+    width = get_dim("hidden_size" if wide else "conv_dim", required=True)
     return MambaGeometry("short_conv", width, 0, get_dim("conv_L_cache", 3),
                          conv_bias=bool(get("conv_bias", False)))
 

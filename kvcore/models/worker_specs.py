@@ -91,7 +91,10 @@ def layer_specs(g: ModelGeometry, *, block_size: int | None = None, kv_cache_dty
     kv_dtype = g.dtype if kv_cache_dtype == "auto" else kv_cache_dtype
     heads = kv_heads_per_worker(g.num_kv_heads, tp)
     mamba = None
-    if g.mamba is not None and ("mamba" in g.layer_kinds or "parallel" in g.layer_kinds):
+    # (vLLM raises the attention block by the class, hybrid whatever layers a config keeps:
+    # a Qwen3.5 cut to attention layers alone still pages for its Gated DeltaNet state,
+    # platforms/interface.py's _align_hybrid_block_size; found by tests/data/size_fuzz)
+    if g.mamba is not None:
         mamba, block_size = model_mamba_spec(
             g, block_size=block_size, kv_heads=heads, kv_dtype=kv_dtype, tp=tp,
             max_model_len=max_model_len, mamba_cache_mode=mamba_cache_mode,
