@@ -22,6 +22,10 @@ NEVER_TIED = frozenset({
     "LongcatFlashForCausalLM", "LongcatFlashNgramForCausalLM", "MiniMaxM2ForCausalLM",
     "MistralLarge3ForCausalLM", "MuseGlimmerForCausalLM", "NemotronHForCausalLM",
     "NemotronHPuzzleForCausalLM", "OlmoeForCausalLM", "PhiMoEForCausalLM", "Qwen3NextForCausalLM"})
+# (a DeepSeek text config a wrapper builds unnamed: DeepSeek-VL2's and DeepSeek-OCR's
+# language_config, init_vllm_registered_model with no architectures, vLLM resolving
+# DeepSeek's class by the model_type; Kimi-VL and Kimi-K2.5 name DeepseekV2ForCausalLM)
+DEEPSEEK_TYPES, DEEPSEEK_TEXT = ("deepseek_v2", "deepseek_v3"), "DeepseekV2ForCausalLM"
 # always tied: lm_head.tie_weights unconditionally (lfm2.py:599, zamba2.py:934) or logits read
 # from the embedding, no lm_head (gemma2.py's Gemma2ForCausalLM, gemma3n.py's)
 ALWAYS_TIED = frozenset({"Gemma2ForCausalLM", "Gemma3nForCausalLM", "Lfm2ForCausalLM",
@@ -50,7 +54,8 @@ def class_tie(cfg: dict[str, Any], text: dict[str, Any], source: str) -> dict[st
         # (a wrapper builds its language model by the text config's class: Nemotron Nano VL's
         # llm_config names NemotronHForCausalLM, nano_nemotron_vl.py)
         inner = text.get("architectures")
-        arch = inner[0] if isinstance(inner, list) and inner else arch
+        arch = (inner[0] if isinstance(inner, list) and inner
+                else DEEPSEEK_TEXT if text.get("model_type") in DEEPSEEK_TYPES else arch)
     if arch in NEVER_TIED or arch in ALWAYS_TIED:
         return {**text, "tie_word_embeddings": arch in ALWAYS_TIED}
     return text
