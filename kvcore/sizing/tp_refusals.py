@@ -21,7 +21,7 @@ from kvcore.models.zamba2_weights import refuse_zamba2_tp
 
 # Model types whose MoE blocks refuse more TP ranks than experts (vLLM 0.33)
 EXPERTS_PER_RANK_TYPES = ("qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text",
-                          "mimo_v2_flash", "mimo_v2", "laguna", "step3p5")
+                          "mimo_v2_flash", "mimo_v2", "laguna", "step3p5", "ernie4_5_moe")
 # Model types whose layers take query heads of their own, and the key that gives them: their
 # attention asserts its layer's heads split, bare (`assert self.total_num_heads % tp_size ==
 # 0`: laguna.py, step3p5.py), so a layer the top-level count does not speak for can refuse
@@ -61,7 +61,7 @@ def refuse_tp(g: ModelGeometry, tp: int, dtype_given: bool) -> None:
     if g.model_type in EXPERTS_PER_RANK_TYPES and any(g.moe_layers) and tp > g.num_experts:
         # (their sparse MoE blocks raise it as they are built: qwen2_moe.py, qwen3_moe.py,
         # qwen3_next.py, whose block Qwen3.5's MoE layers reuse; mimo_v2.py, laguna.py,
-        # step3p5.py)
+        # step3p5.py; ernie45_moe.py:150)
         raise InputError(f"{g.name} has {g.num_experts} experts, fewer than the tensor parallel "
                          f"ranks, and vLLM refuses to build it: 'Tensor parallel size {tp} is "
                          f"greater than the number of experts {g.num_experts}.'; got {tp}",
