@@ -189,6 +189,10 @@ class ModelGeometry:
     zamba: Zamba2Blocks | None = None   # Zamba2's shared blocks (`kvcore.models.zamba2`)
     zero_experts: int = 0       # LongCat-Flash's zero-computation experts (`kvcore.models.longcat`)
     ngram_tables: tuple[int, ...] = ()  # LongCat-Flash-Lite's (`kvcore.models.longcat_ngram`)
+    # the LM head's width and vocabulary where not hidden_size's and vocab_size's (0): Isaac's
+    # top-level config's (`kvcore.models.isaac.isaac_head`)
+    head_width: int = 0
+    head_vocab: int = 0
     # Domyn Edge's window a layer (0: full) and its layers without RoPE (`models.domyn_edge`)
     layer_windows: tuple[int, ...] = ()
     rswa_window: int = 0    # Unlimited-OCR's R-SWA window, its full layers' (`unlimited_ocr`)

@@ -81,7 +81,7 @@ from kvcore.models.fp8_renames import architecture
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.interns1_pro import fope_freqs
 from kvcore.models.internvl_chat import llm_refusal
-from kvcore.models.isaac import ISAAC_TEXT, isaac_rope
+from kvcore.models.isaac import ISAAC_TEXT, isaac_head, isaac_rope
 from kvcore.models.jamba import jamba_layout
 from kvcore.models.keye_tower import KEYE_TEXT
 from kvcore.models.layer_kinds import layer_kinds
@@ -296,5 +296,5 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     g = replace(g, fope_freqs=fope_freqs(cfg, g.head_dim, g.max_position_embeddings, source))
     return replace(g, rope_caches=() if g.fope_freqs else rope_caches(rope_keys, g, get),
                    vision_buffers=vision.buffers + vision_buffers(cfg, g),
-                   mm_atomic_items=atomic_items(cfg),
+                   mm_atomic_items=atomic_items(cfg), **isaac_head(cfg, archs),
                    weights_unmodelled=g.weights_unmodelled or quant_unsized.why(g))

@@ -50,12 +50,35 @@ def isaac_params(cfg: dict[str, Any], hidden: int, source: str) -> VisionParams:
     layer_whole, layer_split = vit_layer(d, inter)
     embed = dim("num_channels") * p * p * d + d + dim("num_patches") * d
     shuffled = d * scale * scale
-    projector = shuffled * 4 * shuffled + 4 * shuffled * hidden
+    # (its output config.hidden_size wide: the top-level IsaacConfig's, `isaac_head`)
+    projector = shuffled * 4 * shuffled + 4 * shuffled * _top(cfg)["hidden_size"]
     whole = embed + layers * layer_whole + 2 * d
     total = whole + layers * layer_split + projector
     return VisionParams(total, whole, heads, ("image",), True, mlp_width=inter,
                         data_split=projector)
 
+
+
+# The top-level IsaacConfig is a Qwen3Config of its own (vLLM's configs/isaac.py): these
+# keys, where the file gives none, are Qwen3Config's defaults (transformers 5.20.2)
+TOP_DEFAULTS = {"hidden_size": 4096, "vocab_size": 151936, "tie_word_embeddings": False}
+
+
+def _top(cfg: dict[str, Any]) -> dict[str, Any]:
+    return {k: cfg[k] if cfg.get(k) is not None else v for k, v in TOP_DEFAULTS.items()}
+
+
+def isaac_head(cfg: dict[str, Any], archs: Any) -> dict[str, Any]:
+    """The LM head's geometry fields: Qwen3ForCausalLM is built on the top-level config
+    (isaac.py's init_vllm_registered_model with no hf_config), so its ParallelLMHead is that
+    config's vocab_size x hidden_size and ties by its flag, while the layers and embedding read
+    text_config ({} for any other class). Found by tests/data/size_fuzz (a draw moving the
+    text config's hidden_size alone)."""
+    if not (isinstance(archs, list) and archs and archs[0] == ARCH):
+        return {}
+    top = _top(cfg)
+    return {"head_width": top["hidden_size"], "head_vocab": top["vocab_size"],
+            "tie_word_embeddings": bool(top["tie_word_embeddings"])}
 
 
 def isaac_rope(c: dict[str, Any], archs: Any) -> dict[str, Any]:
