@@ -54,6 +54,8 @@ from kvcore.models.minicpmv4_6 import minicpmv4_6_params
 from kvcore.models.molmo import molmo_tower
 from kvcore.models.molmo2 import MOLMO2, molmo2_tower
 from kvcore.models.moonvit import k25_vision_params, kimi_vl_vision_params
+from kvcore.models.moss_transcribe import ARCH as MOSS
+from kvcore.models.moss_transcribe import moss_params
 from kvcore.models.opencua import opencua_params
 from kvcore.models.ovis_navit import OVIS2_5_ARCHS, ovis2_5_params
 from kvcore.models.ovis_tokenizer import ovis_params
@@ -125,6 +127,7 @@ BY_ARCH: dict[str, Tower] = {
     **_each(NEMOTRON_VL, lambda c, a, h, s, d: radio_params(c, h, s, DTYPE_BYTES[d])),
     # (an HF config.json without downsample_factor: refused, as vLLM refuses it)
     "VoxtralForConditionalGeneration": lambda c, a, h, s, d: voxtral_params(c, h, s),
+    MOSS: lambda c, a, h, s, d: moss_params(c, h, s),
     "Step3VLForConditionalGeneration": lambda c, a, h, s, d: step3_vl_params(c, h, s),
     **_each(AUDIO_ARCHS, lambda c, a, h, s, d: audio_towers(c, a, h, s, d)),
     "Cohere2VisionForConditionalGeneration":
