@@ -42,18 +42,21 @@ O_BIAS_TYPES = frozenset({
 UNBIASED_ATTENTION_TYPES = frozenset({"falcon_h1", "granitemoe", "granitemoeshared",
                                       "granitemoe_swa", "nemotron_h", "cohere", "cohere2",
                                       "cohere2_moe", "olmoe", "cwm", "gemma", "llama4_text",
-                                      "hy_v3", "internlm2"})
+                                      "hy_v3", "internlm2", "cosmos3_edge_text"})
 # Model types whose gated dense MLP is biased where ``mlp_bias`` is (llama.py:305 and its kin,
 # granite.py (Granite SWA's too), exaone4.py, solar.py, transformers' SmolLM3): gate_up's bias
 # split over the ranks, down_proj's whole
 MLP_BIAS_TYPES = frozenset({"llama", "mistral", "ministral3", "ernie4_5", "granite", "smollm3",
                             "exaone4", "solar", "granite_swa", "nemotron", "jais2", "arcee",
-                            "apertus", "cwm", "hyperclovax", "seed_oss"})
+                            "apertus", "cwm", "hyperclovax", "seed_oss",
+                            "cosmos3_edge_text"})
 # Model types whose dense MLP is up and down only, no gate (nemotron.py's NemotronMLP,
 # transformers' Jais2MLP and ArceeMLP on the Transformers backend: squared ReLU; apertus.py's,
 # its XIELU activation two learned scalars, alpha_p and alpha_n); and whose norms are
 # LayerNorms with a bias (NemotronLayerNorm1P, Jais2's nn.LayerNorm), the final one too
-UNGATED_MLP_TYPES = ("nemotron", "jais2", "arcee", "apertus")
+# (and Cosmos3-Edge's text model: cosmos3_edge.py builds it as Nemotron-H attention and MLP
+# layers, NemotronHMLP's up and down biased by mlp_bias, its attention unbiased)
+UNGATED_MLP_TYPES = ("nemotron", "jais2", "arcee", "apertus", "cosmos3_edge_text")
 LAYER_NORM_BIAS_TYPES = ("nemotron", "jais2", "phimoe")     # (and phimoe.py's nn.LayerNorm)
 # ... and whose norms hold no parameter at all (transformers' OLMo: a LayerNorm without affine)
 NO_NORM_WEIGHT_TYPES = ("olmo",)

@@ -16,6 +16,8 @@ from kvcore.models.audioflamingo3 import ARCH as AUDIO_FLAMINGO3
 from kvcore.models.audioflamingo3 import audioflamingo3_params
 from kvcore.models.blip2 import blip2_vision_params
 from kvcore.models.cohere2_vision import cohere2_vision_params
+from kvcore.models.cosmos3_edge_tower import ARCH as COSMOS3_EDGE
+from kvcore.models.cosmos3_edge_tower import cosmos3_edge_params
 from kvcore.models.deepseek_ocr_tower import deepseek_ocr2_params, deepseek_ocr_params
 from kvcore.models.deepseek_vl2 import deepseek_vl2_params
 from kvcore.models.dots_ocr_tower import dots_ocr_params
@@ -128,6 +130,7 @@ BY_ARCH: dict[str, Tower] = {
     # (an HF config.json without downsample_factor: refused, as vLLM refuses it)
     "VoxtralForConditionalGeneration": lambda c, a, h, s, d: voxtral_params(c, h, s),
     MOSS: lambda c, a, h, s, d: moss_params(c, h, s),
+    COSMOS3_EDGE: lambda c, a, h, s, d: cosmos3_edge_params(c, h, s),
     "Step3VLForConditionalGeneration": lambda c, a, h, s, d: step3_vl_params(c, h, s),
     **_each(AUDIO_ARCHS, lambda c, a, h, s, d: audio_towers(c, a, h, s, d)),
     "Cohere2VisionForConditionalGeneration":
