@@ -46,6 +46,7 @@ from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_fields
 from kvcore.models.mimo_v2 import unmodelled as mimo_unmodelled
 from kvcore.models.molmo import MOLMO, molmo_fields
 from kvcore.models.molmo2 import MOLMO2_TEXT, molmo2_fields
+from kvcore.models.muse_glimmer import MUSE_TEXT, muse_text_fields
 from kvcore.models.nemotron_nas import DECILM, NEMOTRON_NAS, nas_fields
 from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_fields
 from kvcore.models.pangu_sinks import PANGU_V2, pangu_sink_fields
@@ -87,6 +88,8 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     if t in MIMO_V2_TYPES:   # (a quantised checkpoint's weights but fp8 blocks not counted)
         return replace(g, **mimo_fields(c, get, get_dim, n_layers, source),
                        weights_unmodelled=mimo_unmodelled(g))
+    if t == MUSE_TEXT:  # (its output gate and four norms a layer)
+        return replace(g, **muse_text_fields(g.head_dim))
     if t == "hyperclovax":  # (hyperclovax.py's post_norm1 / post_norm2 with use_post_norm)
         return replace(g, sandwich_norms=bool(get("use_post_norm", False)))
     if t in GRANITE_SINK_TYPES:

@@ -58,6 +58,8 @@ from kvcore.models.molmo2 import MOLMO2, molmo2_tower
 from kvcore.models.moonvit import k25_vision_params, kimi_vl_vision_params
 from kvcore.models.moss_transcribe import ARCH as MOSS
 from kvcore.models.moss_transcribe import moss_params
+from kvcore.models.muse_glimmer import ARCH as MUSE_GLIMMER
+from kvcore.models.muse_glimmer import muse_glimmer_params
 from kvcore.models.opencua import opencua_params
 from kvcore.models.ovis_navit import OVIS2_5_ARCHS, ovis2_5_params
 from kvcore.models.ovis_tokenizer import ovis_params
@@ -131,6 +133,7 @@ BY_ARCH: dict[str, Tower] = {
     "VoxtralForConditionalGeneration": lambda c, a, h, s, d: voxtral_params(c, h, s),
     MOSS: lambda c, a, h, s, d: moss_params(c, h, s),
     COSMOS3_EDGE: lambda c, a, h, s, d: cosmos3_edge_params(c, h, s),
+    MUSE_GLIMMER: lambda c, a, h, s, d: muse_glimmer_params(c, h, s),
     "Step3VLForConditionalGeneration": lambda c, a, h, s, d: step3_vl_params(c, h, s),
     **_each(AUDIO_ARCHS, lambda c, a, h, s, d: audio_towers(c, a, h, s, d)),
     "Cohere2VisionForConditionalGeneration":
