@@ -6,7 +6,9 @@ draw reaches only by chance (README.md, the fourth round):
 
 - a hybrid class cut to its attention layers alone (vLLM aligns the attention block to the
   Mamba page by the class: seed 2's s2-0141 found it for Qwen3.5), each at TP 1 and 2;
-- a MoE class whose dense-layer keys cover every layer (vLLM refuses to build it).
+- a MoE class whose dense-layer keys cover every layer (vLLM refuses to build it);
+- the towers counted in the fourth round (MuseGlimmer, Cosmos3-Edge, MOSS-Transcribe-Diarize,
+  Isaac), their census configs with the text model cut to two layers, at TP 1, 2, 4 and 8.
 """
 import copy, json
 import gen
@@ -61,7 +63,22 @@ def main():
         print(json.dumps({"id": f"t2-{n:04d}", "arch": arch, "seed": None, "config": cfg,
                           "options": opts, "mutated": [key]}))
         n += 1
+    for arch in TOWERS:
+        for tp in (1, 2, 4, 8):
+            cfg = copy.deepcopy(gen.ROWS[arch]["config"])
+            tc = gen.text_config(cfg)
+            old = tc["num_hidden_layers"]
+            tc["num_hidden_layers"] = 2
+            gen.cut_layers(tc, old, 2, [])
+            opts = {"tp": tp, "kv_cache_dtype": "auto", "max_model_len": 4096,
+                    "block_size": None, "available": GIB}
+            print(json.dumps({"id": f"t2-{n:04d}", "arch": arch, "seed": None, "config": cfg,
+                              "options": opts, "mutated": ["num_hidden_layers"]}))
+            n += 1
 
+
+TOWERS = ("MuseGlimmerForConditionalGeneration", "Cosmos3EdgeForConditionalGeneration",
+          "MossTranscribeDiarizeForConditionalGeneration", "IsaacForConditionalGeneration")
 
 if __name__ == "__main__":
     main()
