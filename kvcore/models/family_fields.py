@@ -50,6 +50,7 @@ from kvcore.models.muse_glimmer import MUSE_TEXT, muse_text_fields
 from kvcore.models.nemotron_nas import DECILM, NEMOTRON_NAS, nas_fields
 from kvcore.models.openpangu import PANGU_ULTRA_MOE, pangu_fields
 from kvcore.models.pangu_sinks import PANGU_V2, pangu_sink_fields
+from kvcore.models.radio import NEMOTRON_VL_ARCHS, towers_in_float32
 from kvcore.models.sarvam import SARVAM_MLA, check_sarvam, sarvam_fields
 from kvcore.models.step3 import STEP3_TEXT, step3_fields, unsized_quant
 from kvcore.models.step3p5 import STEP3P5, step3p5_fields
@@ -88,6 +89,8 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
     if t in MIMO_V2_TYPES:   # (a quantised checkpoint's weights but fp8 blocks not counted)
         return replace(g, **mimo_fields(c, get, get_dim, n_layers, source),
                        weights_unmodelled=mimo_unmodelled(g))
+    if g.architecture in NEMOTRON_VL_ARCHS:     # (its towers in the text config's dtype)
+        return replace(g, vision_in_float32=towers_in_float32(written, g.dtype))
     if t == MUSE_TEXT:  # (its output gate and four norms a layer)
         return replace(g, **muse_text_fields(g.head_dim))
     if t == "hyperclovax":  # (hyperclovax.py's post_norm1 / post_norm2 with use_post_norm)

@@ -72,6 +72,8 @@ def tower_rank(g: ModelGeometry, tp: int) -> tuple[int, int, int]:
     whole = min(g.vision_params, g.vision_whole + (bound if heads % tp else 0) + kept)
     params = whole + (g.vision_params - whole) // tp
     fp32 = g.vision_fp32 if g.vision_params else 0      # (skipped or a draft: none)
+    if g.vision_in_float32:     # (Nemotron Nano VL / Omni's: `kvcore.models.radio`)
+        return 0, fp8, block_scales + fp32 + params - fp8 + cast_scales
     return params - fp8 + cast_scales, fp8, block_scales + fp32
 
 

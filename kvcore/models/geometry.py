@@ -158,6 +158,8 @@ class ModelGeometry:
     vision_data_split: int = 0
     vision_head_bound: tuple[int, int] = (0, 0)    # (whole where TP splits no head: InternViT)
     vision_fp32: int = 0    # (float32 parameters beside vision_params: `VisionParams.fp32`)
+    # (the whole tower in float32 though the model runs in a 2-byte dtype: `tower_rank`)
+    vision_in_float32: bool = False
     # an fp8 checkpoint's tower linears vLLM quantises (`kvcore.models.fp8_vision`)
     vision_linears: tuple[VisionLinear, ...] = ()
     vision_parts: tuple[TowerPart, ...] = ()    # (towers each skipped alone: Gemma 3n's, 4's)

@@ -38,6 +38,17 @@ TIMM_SIZES = {"vit_small_patch16_224": (384, 12, 6, 1536),
 MODALITIES = ("image", "video", "audio")
 # (the remote NemotronH_Nano_VL_V2_Config's defaults vLLM reads)
 TOP_DEFAULTS = {"projector_hidden_size": 4096, "vit_hidden_size": 1280}
+NEMOTRON_VL_ARCHS = ("NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3",
+                     "NemotronH_Omni_Reasoning_V3", "NemotronH_Super_Omni_Reasoning_V3")
+
+
+def towers_in_float32(text: dict[str, Any], model_dtype: str) -> bool:
+    """Whether the towers are float32 beside a 2-byte model: nano_nemotron_vl.py moves the
+    vision model, mlp1 and the sound encoder to the language model's ``config.dtype`` (the
+    text config's as written), not to the model dtype vLLM runs at (a float32 config runs in
+    bfloat16). Found by tests/data/size_fuzz (seed 2, s2-0148)."""
+    written = text.get("dtype") or text.get("torch_dtype")
+    return written == "float32" and model_dtype != "float32"
 
 
 def _sizes(args: dict[str, Any], source: str) -> tuple[int, int, int, int]:

@@ -77,7 +77,7 @@ from kvcore.models.qwen3_5 import QWEN3_5_TYPES, vision_tower_params
 from kvcore.models.qwen3_asr import qwen3_asr_params
 from kvcore.models.qwen_omni import AUDIO_ARCHS, audio_towers
 from kvcore.models.qwen_vl import qwen_vl_params
-from kvcore.models.radio import radio_params
+from kvcore.models.radio import NEMOTRON_VL_ARCHS, radio_params
 from kvcore.models.siglip import gemma3_vision_params
 from kvcore.models.step3_vl_tower import step3_vl_params
 from kvcore.models.ultravox import ultravox_params
@@ -88,8 +88,7 @@ from kvcore.specs import DTYPE_BYTES
 QWEN3_VL = ("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration",
             "Alpamayo2Super")     # (Alpamayo 2 Super: Qwen3-VL's class, its text output)
 # (the Omni names: vLLM builds NemotronH_Nano_VL_V2 for them, its sound encoder with them)
-NEMOTRON_VL = ("NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3",
-               "NemotronH_Omni_Reasoning_V3", "NemotronH_Super_Omni_Reasoning_V3")
+NEMOTRON_VL = NEMOTRON_VL_ARCHS
 QWEN2_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration")
 
 # (a class's tower from the config, its architecture, the text model's width, the config's
