@@ -79,6 +79,7 @@ from kvcore.models.ernie45 import text_keys
 from kvcore.models.family_fields import family_fields
 from kvcore.models.fp8_renames import architecture
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.hybrid_class import hybrid_mamba
 from kvcore.models.interns1_pro import fope_freqs
 from kvcore.models.internvl_chat import llm_refusal
 from kvcore.models.isaac import ISAAC_TEXT, isaac_head, isaac_rope
@@ -87,7 +88,6 @@ from kvcore.models.keye_tower import KEYE_TEXT
 from kvcore.models.layer_kinds import layer_kinds
 from kvcore.models.llama4 import EXPERTS_DEFAULT, MLP_WIDTH_DEFAULT, llama4_moe_layers
 from kvcore.models.mamba_only import MAMBA_ONLY_TYPES, read_mamba_only
-from kvcore.models.hybrid_class import hybrid_mamba
 from kvcore.models.mimo_v2 import WINDOW_KEYS
 from kvcore.models.mistral_format import params_json_refusal
 from kvcore.models.mla import read_mla
