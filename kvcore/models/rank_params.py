@@ -130,6 +130,17 @@ def vocab_rows(g: ModelGeometry, tp: int) -> int:
     return -(-g.vocab_size // VOCAB_PAD) * VOCAB_PAD // tp
 
 
+def lm_head(g: ModelGeometry, tp: int) -> int:
+    """The LM head's parameters a rank: the padded vocabulary's rows split x the hidden width,
+    a bias where `HEAD_BIAS_TYPES`; Isaac's from its top-level config (`head_vocab`,
+    `head_width`)."""
+    if g.head_width or g.head_vocab:
+        rows = -(-(g.head_vocab or g.vocab_size) // VOCAB_PAD) * VOCAB_PAD // tp
+        return rows * (g.head_width or g.hidden_size)
+    rows = vocab_rows(g, tp)
+    return rows * g.hidden_size + (rows if g.model_type in HEAD_BIAS_TYPES else 0)
+
+
 def final_norm(g: ModelGeometry) -> int:
     """The final norm's parameters (a LayerNorm's bias too: `LAYER_NORM_BIAS_TYPES`)."""
     if g.model_type in NO_NORM_WEIGHT_TYPES:

@@ -152,10 +152,7 @@ def _ledger(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> Ledger:
         first = last = True
     vh = rp.vocab_rows(g, tp) * g.hidden_size
     eh = vh + g.added_vocab // tp * g.hidden_size   # (the embedding: Molmo's has rows more)
-    head = vh + (rp.vocab_rows(g, tp) if g.model_type in rp.HEAD_BIAS_TYPES else 0)
-    if g.head_width or g.head_vocab:    # (Isaac's head: its top-level config's)
-        rows = -(-(g.head_vocab or g.vocab_size) // rp.VOCAB_PAD) * rp.VOCAB_PAD // tp
-        head = rows * (g.head_width or g.hidden_size)
+    head = rp.lm_head(g, tp)
     if first and last:
         led.model += eh + (0 if g.tie_word_embeddings else head) + rp.final_norm(g)
     else:
