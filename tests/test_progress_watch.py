@@ -65,3 +65,19 @@ def test_requests_preempted_in_turn_with_no_one_running_between_are_stopped(monk
     assert r.exit_code == 1 and first == f"warning: {vllm_words(48)}" and len(rest) == 1, r.output
     assert rest[0].startswith("error: no progress in 20,480 steps (steps 1,024 to 21,504): "
                               "1 request(s) running (r1: 96 of 156 tokens computed)")
+
+
+def test_a_loop_every_check_sees_with_no_one_running_is_stopped(monkeypatch):
+    """wemaseed1763 (tests/data/sched_wide/README.md): EAGLE-3 over two Mamba groups, async,
+    a 21-block pool: a request admitted and preempted every step, vLLM's loop too (its first
+    2,900 steps equal kvcli's); every check landed on a step with no one running, which ended
+    the check before its count (the replay ran on until killed)."""
+    monkeypatch.setattr(watch, "NO_PROGRESS_STEPS", 20_000)
+    trace = str(DATA / "sched_wide" / "wemaseed1763.livelock.jsonl")
+    r = CliRunner().invoke(app, ["replay", trace, "--json", "--arrivals", "step"])
+    assert r.exit_code == 1 and r.stdout == "", r.output
+    assert r.stderr.splitlines()[-1] == (
+        "error: no progress in 20,480 steps (steps 1,024 to 21,504): none running and 8 "
+        "waiting at this step, none finished and none computed a token beyond its most: a "
+        "kvcli bug, or a loop vLLM would spin in too; please report it with the trace and the "
+        "options")

@@ -47,22 +47,21 @@ class ProgressWatch:
         sched = self.loop.sched
         running = sched.running
         done = ctx.summary.finished + ctx.summary.rejected
-        if not running:
-            # (an idle engine owes no progress; one whose requests are waiting keeps counting:
-            # requests admitted and preempted in turn leave no one running between, a loop
-            # vLLM spins in too, tests/data/sched_spec_pp_mamba/README.md, ppu359)
-            if done != self.done or not sched.has_requests():
-                self.done, self.best, self.since = done, 0, ctx.step
-            return
+        # (an idle engine owes no progress; one whose requests are waiting keeps counting:
+        # requests admitted and preempted in turn leave no one running between, a loop vLLM
+        # spins in too, which every check may land on: tests/data/sched_spec_pp_mamba's
+        # ppu359, tests/data/sched_wide's wemaseed1763, every check at 0 running)
         computed = sum(r.num_computed_tokens for r in running)
-        if done != self.done or computed > self.best:
+        if done != self.done or computed > self.best or not (running or sched.has_requests()):
             self.done, self.best, self.since = done, computed, ctx.step
             return
         if ctx.step - self.since >= NO_PROGRESS_STEPS:
             state = ", ".join(f"{r.request_id}: {r.num_computed_tokens:,} of "
                               f"{r.num_tokens:,} tokens computed" for r in list(running)[:4])
+            who = (f"{len(running)} request(s) running ({state})" if running else
+                   f"none running and {len(sched.waiting):,} waiting at this step")
             raise NoProgress(
                 f"no progress in {ctx.step - self.since:,} steps (steps {self.since:,} to "
-                f"{ctx.step:,}): {len(running)} request(s) running ({state}), none finished "
+                f"{ctx.step:,}): {who}, none finished "
                 "and none computed a token beyond its most: a kvcli bug, or a loop vLLM "
                 "would spin in too; please report it with the trace and the options")
