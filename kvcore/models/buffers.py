@@ -266,6 +266,8 @@ def estimate_buffer_bytes(g: ModelGeometry, tp: int = 1, layers: range | None = 
                                         g.max_position_embeddings, DTYPE_BYTES[g.dtype])
     if g.model_type in _GEMMA:
         n += DTYPE_BYTES[g.dtype]
+    if g.model_type == "apertus":   # (each layer's XIELU: beta and eps, bfloat16 buffers)
+        n += 4 * len(kinds)
     if g.pangu_sinks is not None:   # (zero sink values, where the checkpoint has none)
         n += sink_value_buffer_bytes(g, g.pangu_sinks, tp, attn)
         n += normed_sink_key_bytes(g, g.pangu_sinks, tp, attn)     # (and the normed keys)

@@ -95,11 +95,13 @@ def family_fields(g: ModelGeometry, c: dict[str, Any], written: dict[str, Any],
         return replace(g, **muse_text_fields(g.head_dim))
     if t == "hyperclovax":  # (hyperclovax.py's post_norm1 / post_norm2 with use_post_norm)
         return replace(g, sandwich_norms=bool(get("use_post_norm", False)))
+    if t == "seed_oss":     # (transformers' SeedOssAttention: o_proj's bias its own key)
+        return replace(g, attention_out_bias=bool(get("attention_out_bias", False)))
     if t in GRANITE_SINK_TYPES:
         return replace(g, attention_sinks=granite_sinks(t, c, get))
     if t == LAGUNA:
         return replace(g, **laguna_fields(c, n_layers, g.num_attention_heads, g.head_dim,
-                                          g.num_experts, source))
+                                          g.num_experts, g.layer_kinds, source))
     if t == AFMOE:
         return replace(g, **afmoe_fields(get_int, n_layers, g.num_experts))
     if t == BEAM:

@@ -72,12 +72,19 @@ def attention_linears(g: ModelGeometry, tp: int) -> list[Linear]:
            ("o_proj", (h,), q, "row")]
     if g.head_gate:     # (Step-3.5's head-wise gate, g_proj: one output a head)
         out.append(("g_proj", (g.num_attention_heads // tp,), h, "column"))
+    elif g.head_gate_width:     # (Laguna's g_proj, built with the quant_config after o_proj)
+        out.append(("g_proj", (g.num_attention_heads // tp * g.head_gate_width,), h, "column"))
     return out
 
 
 def mlp_linears(g: ModelGeometry, width: int, tp: int, gated: bool = True) -> list[Linear]:
     """A gated MLP `width` wide (gate_up_proj, down_proj), or Nemotron-H's (up_proj, down_proj)."""
     w, h = width // tp, g.mlp_input_size or g.hidden_size     # (LFM2's block_dim)
+    if gated and g.model_type == "laguna":
+        # (laguna.py's LagunaMLP, its shared expert's too: gate_proj and up_proj two
+        # ColumnParallelLinears, each shard checked against the block on its own)
+        return [("gate_proj", (w,), h, "column"), ("up_proj", (w,), h, "column"),
+                ("down_proj", (h,), w, "row")]
     up = ("gate_up_proj", (w, w), h, "column") if gated else ("up_proj", (w,), h, "column")
     return [up, ("down_proj", (h,), w, "row")]
 

@@ -99,6 +99,7 @@ class ModelGeometry:
     moe_intermediate_size: int = 0
     moe_layers: tuple[bool, ...] = field(default=())  # per layer: MoE feed-forward or dense
     attention_bias: bool = False
+    attention_out_bias: bool = False    # (o_proj's own bias key: Seed-OSS's, rank_params)
     mlp_bias: bool = False      # (config.json's; the MLP types that read it: rank_params)
     head_gate_width: int = 0    # (a gate projection's outputs a query head: Laguna's g_proj)
     attention_sinks: bool = False   # (a learned logit a query head: Granite SWA's, rank_params)

@@ -72,7 +72,9 @@ def dense_mlp(g: ModelGeometry, tp: int, led: Ledger) -> None:
     if g.mlp_bias and g.model_type in MLP_BIAS_TYPES:
         led.model += (ins - 1) * g.intermediate_size // tp + g.hidden_size
     if g.model_type == "apertus":
-        led.model += 2  # (XIELU's alpha_p, alpha_n: bfloat16, the model dtype of its checkpoints)
+        # (XIELU's alpha_p, alpha_n: activation.py's XIELU makes them bfloat16 whatever the
+        # model dtype, 2 B each under --dtype float32 too: tests/data/weights_census/unread_keys)
+        led.bf16 += 2
 
 # Model types whose MoE router is float32 whatever the model dtype, with a float32
 # e_score_correction_bias (one a routed expert): GLM-4.5's Glm4MoE builds its GateLinear with
@@ -110,6 +112,7 @@ class Ledger:
     layer: int = 0      # the decoder layers' matrices: 1 byte each in an fp8 checkpoint
     fp32: int = 0       # float32 whatever the model dtype (routers, Mamba's A, score biases)
     int32: int = 0      # int32 tables (DeepSeek-V4's hash routing, tid2eid)
+    bf16: int = 0       # bfloat16 whatever the model dtype (Apertus' XIELU alpha_p, alpha_n)
     mx_bytes: int = 0   # MXFP4 experts as stored (packed weights and their scales)
     mx_params: int = 0  # the same experts' logical parameters (the clock's weight stream)
 
@@ -187,6 +190,8 @@ def attention(g: ModelGeometry, tp: int, led: Ledger) -> None:
     led.layer += h * (q * (2 if g.attention_output_gate else 1) + 2 * kv) + q * h
     if g.attention_bias and g.model_type not in UNBIASED_ATTENTION_TYPES:
         led.model += q + 2 * kv + (h if g.model_type in O_BIAS_TYPES else 0)
+    if g.attention_out_bias:    # (Seed-OSS's attention_out_bias: o_proj's, whole on a rank)
+        led.model += h
     # (Laguna's g_proj: column-parallel, a gate a query head or a head's channel)
     led.layer += h * g.num_attention_heads // tp * g.head_gate_width
     if g.model_type in ("gpt_oss", "beam") or g.attention_sinks:

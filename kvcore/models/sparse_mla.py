@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from kvcore.errors import InputError
+from kvcore.models.laguna import LAGUNA
 from kvcore.specs import KVCacheSpec, MLAAttentionSpec
 
 if TYPE_CHECKING:
@@ -169,6 +170,8 @@ def layer_geometry(g: ModelGeometry, layer: int) -> ModelGeometry:
     if g.nas is not None:   # (a no-op attention keeps the model's heads: it builds none)
         return replace(g, num_kv_heads=g.nas.kv_heads[layer] or g.num_kv_heads,
                        intermediate_size=g.nas.ffn_widths[layer])
+    if g.sink_layers and g.model_type == LAGUNA:   # (its sliding layers' sinks, if enabled)
+        g = replace(g, attention_sinks=g.sink_layers[layer])
     if g.layer_heads and g.layer_heads[layer] != g.num_attention_heads:
         return replace(g, num_attention_heads=g.layer_heads[layer])
     ix = g.mla.indexer if g.mla is not None else None

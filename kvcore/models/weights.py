@@ -270,7 +270,7 @@ def _fp8_layer_scales(g: ModelGeometry, tp: int, layers: range | None) -> int:
 def estimate_params(g: ModelGeometry) -> tuple[int, int]:
     """(parameters not in MXFP4, parameters in MXFP4), of the whole model."""
     led = _ledger(g)
-    return led.model + led.layer + led.fp32 + led.int32, led.mx_params
+    return led.model + led.layer + led.fp32 + led.int32 + led.bf16, led.mx_params
 
 
 def estimate_weights_bytes(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) -> int:
@@ -286,7 +286,7 @@ def estimate_weights_bytes(g: ModelGeometry, tp: int = 1, stage: Stage = WHOLE) 
         mo_moved, mo_held = mo_moved + tower_moved, mo_held + tower_held
     moved, packed = moved + mo_moved, packed + mo_held
     return (led.model * DTYPE_BYTES[g.dtype] + (led.layer - moved) * layer_bytes
-            + (led.fp32 + led.int32) * 4 + led.mx_bytes + packed)
+            + (led.fp32 + led.int32) * 4 + led.bf16 * 2 + led.mx_bytes + packed)
 
 
 def mamba_layer_params(g: ModelGeometry) -> int:
