@@ -13,6 +13,7 @@ import pytest
 
 from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
+from kvcore.models.weights import estimate_weights_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
 from tests.census_rows import assert_config_blocks, refused_tps
 
@@ -43,6 +44,17 @@ def test_the_tower_is_vllms() -> None:
                       for n in ("molmo2-8b", "molmo2-8b --language-model-only"))
     assert g.vision_params == whole - lm_only == 470_443_472
     assert (g.vision_modalities, g.vision_data_parallel) == (("image", "video"), False)
+
+
+def test_a_vit_with_fewer_kv_heads_than_ranks_keeps_one_a_rank() -> None:
+    """2 ViT KV heads at TP 4 and 8: one whole a rank, as vLLM's QKVParallelLinear replicates
+    them (kvcli had split them: 1,359,200 and 799,664 B a rank); every rank equal."""
+    g = read_hf_config(_config("tiny-molmo2-vit-gqa"))
+    assert g.vision_kv_floor == (2, 3 * 2 * 16 * 129)
+    for tp, rank in ((4, 1_371_584), (8, 818_240)):
+        recorded = {sum(r["param_bytes_by_dtype"].values())
+                    for r in CASES["tiny-molmo2-vit-gqa"]["tp"][str(tp)]}
+        assert recorded == {rank} == {estimate_weights_bytes(g, tp)}
 
 
 @pytest.mark.parametrize(("base", "blocks"), [

@@ -41,7 +41,7 @@ FOLDERS = {"llava_towers": (19, 39), "glm_kimi_towers": (5, 18), "llama4_moe": (
            "mm_audio2": (18, 45),
            "mm_towers12b": (13, 38),
            "mm_towers12": (11, 38),
-           "mm_molmo2": (5, 11)}
+           "mm_molmo2": (6, 12)}
 # (quantised checkpoints: packed tensors count otherwise than kvcli's parameters, and a case
 # vLLM refuses at TP 1; their refusals and warnings are tests/test_quant_towers3.py's)
 QUANTISED = ("quant_towers3", "quant_dsvl2")

@@ -70,7 +70,11 @@ def tower_rank(g: ModelGeometry, tp: int) -> tuple[int, int, int]:
     # the tower: skipped, or whole under --mm-encoder-tp-mode data)
     kept = sum(p.tp_fallback[1] for p in g.vision_parts if p.total and p.tp_fallback[0] % tp)
     whole = min(g.vision_params, g.vision_whole + (bound if heads % tp else 0) + kept)
-    params = whole + (g.vision_params - whole) // tp
+    # (fewer KV heads than ranks: one whole on each rank, not kv / tp of them: Molmo2's ViT)
+    kv, head = g.vision_kv_floor if 0 < g.vision_kv_floor[0] < tp else (0, 0)
+    if whole == g.vision_params:    # (nothing split: skipped, or held whole)
+        kv = head = 0
+    params = whole + head + (g.vision_params - whole - kv * head) // tp
     fp32 = g.vision_fp32 if g.vision_params else 0      # (skipped or a draft: none)
     if g.vision_in_float32:     # (Nemotron Nano VL / Omni's: `kvcore.models.radio`)
         return 0, fp8, block_scales + fp32 + params - fp8 + cast_scales

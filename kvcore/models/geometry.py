@@ -158,6 +158,7 @@ class ModelGeometry:
     vision_kept: int = 0
     vision_data_split: int = 0
     vision_head_bound: tuple[int, int] = (0, 0)    # (whole where TP splits no head: InternViT)
+    vision_kv_floor: tuple[int, int] = (0, 0)   # (KV heads, a head's params: Molmo2's ViT)
     vision_fp32: int = 0    # (float32 parameters beside vision_params: `VisionParams.fp32`)
     # (the whole tower in float32 though the model runs in a 2-byte dtype: `tower_rank`)
     vision_in_float32: bool = False

@@ -267,8 +267,8 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
         vision_modalities=vision.modalities, vision_data_parallel=vision.data_parallel,
         vision_parts=vision.parts, ple_scratch_width=(n_layers * (get_int(
             "hidden_size_per_layer_input", 0) or 0) if vision.parts else 0),
-        vision_kept=vision.kept, vision_data_split=vision.data_split,
-        vision_head_bound=vision.head_bound, vision_fp32=vision.fp32,
+        vision_kept=vision.kept, vision_data_split=vision.data_split, vision_fp32=vision.fp32,
+        vision_head_bound=vision.head_bound, vision_kv_floor=vision.kv_floor,
         **quant_fields(get("quantization_config"), architecture(archs), vision, source),
         source=source, architecture=architecture(archs),
         num_experts_per_tok=experts_per_tok(c, get, get_int),

@@ -97,7 +97,10 @@ def molmo2_tower(cfg: dict[str, Any], source: str) -> VisionParams:
     a_q, a_kv2 = a_heads * a_hd, 2 * a_kv * a_hd
     split += pool_in * a_q + a_q + pool_in * a_kv2 + a_kv2 + a_q * a_hidden
     split += a_hidden * 2 * a_inter + a_inter * out
-    return VisionParams(whole + split, whole, heads, ("image", "video"))
+    # (the ViT's QKVParallelLinear keeps one KV head a rank where there are fewer than the
+    # ranks: its K and V rows and biases, every kept layer; the pooling's merged_kv splits)
+    return VisionParams(whole + split, whole, heads, ("image", "video"),
+                        kv_floor=(kv, kept * 2 * hd * (d + 1)))
 
 
 def _sub(cfg: dict[str, Any], key: str, source: str) -> dict[str, Any]:

@@ -83,7 +83,10 @@ class VisionParams(NamedTuple):
     `total - whole` that vLLM splits over TP only where TP divides the heads and keeps whole on
     every rank otherwise (InternViT's attention: `kvcore.models.internvl_chat`); ``fp32``:
     parameters beside `total` that the class makes in float32 whatever the model dtype, whole
-    on every rank (Voxtral's Whisper position table: `kvcore.models.voxtral`)."""
+    on every rank (Voxtral's Whisper position table: `kvcore.models.voxtral`); ``kv_floor``:
+    (KV heads, parameters of one KV head over the tower) where its attention's KV heads may be
+    fewer than the ranks, each of which then holds one head whole (vLLM's QKVParallelLinear
+    replicates them: Molmo2's ViT, `kvcore.models.molmo2`)."""
     total: int
     whole: int
     heads: int = 0
@@ -98,6 +101,7 @@ class VisionParams(NamedTuple):
     buffers: int = 0
     head_bound: tuple[int, int] = (0, 0)
     fp32: int = 0
+    kv_floor: tuple[int, int] = (0, 0)
 
 
 def vision_config(cfg: dict[str, Any], source: str) -> dict[str, Any]:

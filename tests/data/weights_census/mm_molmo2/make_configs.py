@@ -64,6 +64,15 @@ CONFIGS = {
         text(256, 2, 8, 4, 512, 1000, head_dim=32, qk_norm_type="olmo", norm_after=True),
         adapter(256, 256),
         v=VIT | dict(num_hidden_layers=10)),
+    # a ViT of 2 KV heads, fewer than TP 4's and 8's ranks (vLLM keeps one a rank)
+    "tiny-molmo2-vit-gqa": wrapper(
+        text(256, 2, 8, 2, 512, 1000, head_dim=32, use_qk_norm=False),
+        adapter(384, 256, num_key_value_heads=2) | {"hidden_size": 128, "head_dim": 16,
+                                                    "num_attention_heads": 8,
+                                                    "vit_layers": [1, 2]},
+        v=VIT | dict(hidden_size=128, intermediate_size=320, num_hidden_layers=6,
+                     num_attention_heads=8, num_key_value_heads=2, head_dim=16,
+                     image_default_input_size=[112, 112], image_num_pos=64)),
 }
 
 for name, cfg in CONFIGS.items():
