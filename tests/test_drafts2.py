@@ -21,6 +21,7 @@ from kvcore.errors import InputError
 from kvcore.models.drafts import load_spec_draft
 from kvcore.models.hf_config import read_hf_config
 from kvcore.sizing.resolve import resolve_kv_cache_config
+from tests.census_rows import vllms_words
 
 DATA = Path(__file__).parent / "data" / "weights_census"
 SPECS = json.loads((DATA / "drafts2" / "specs_answers.json").read_text())["cases"]
@@ -89,3 +90,26 @@ def test_a_config_without_what_the_module_reads_is_refused(name: str, drop: str,
     with pytest.raises(InputError) as e:
         load_spec_draft(None, "mtp", read_hf_config(cfg, name="t"))
     assert (e.value.field, e.value.message) == ("spec_method", says)
+
+
+REFUSED = json.loads((DATA / "drafts2" / "refused_answers.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("tp", [1, 2, 4, 8])
+def test_an_mtp_layer_of_a_type_the_target_lacks_is_refused_in_vllms_words(tp: int) -> None:
+    """tiny-step3p5-mtp-swa-heads: every target layer full (16 heads), its MTP layer sliding
+    (12 heads, which TP 8 does not split). vLLM refuses the speculative config at every TP
+    before building anything (its Step3p5MTP config convertor takes each MTP layer's settings
+    from the first target layer of its type, list.index), so its MTP attention's head assert
+    is never reached: a sliding MTP layer's heads are the target's sliding layers', checked
+    first. kvcli had failed on an assertion (the draft's sliding cache without a window)."""
+    said = vllms_words(REFUSED["drafts/tiny-step3p5-mtp-swa-heads"]["tp"][str(tp)][0]["refused"])
+    assert said == "'sliding_attention' is not in list"
+    with pytest.raises(InputError) as e:
+        resolve_kv_cache_config(geometry=_target("tiny-step3p5-mtp-swa-heads"),
+                                tensor_parallel_size=tp, gpu_memory_gib=80,
+                                max_model_len=4096, draft=(None, "mtp"))
+    assert (e.value.field, e.value.message) == (
+        "spec_method", ("mtp with tiny-step3p5-mtp-swa-heads: its MTP layer 4 is "
+                        "sliding_attention (mtp_layer_types), a type none of its layer_types "
+                        f"has, and vLLM refuses the speculative config: \"{said}\""))

@@ -26,6 +26,15 @@ def step3p5_mtp(target: ModelGeometry, name: str, n: int = 1) -> DraftModel:
                          "(mtp_layer_types, or layer_types padded with the MTP layers as the "
                          "hub's are), which kvcli reads to size Step-3.5's Step3p5MTP",
                          field="spec_method")
+    for i, kind in enumerate(target.mtp_layer_kinds[:n]):
+        if kind not in target.layer_kinds:
+            # (its config convertor gives each MTP layer the settings of the first target layer
+            # of its type, list.index: so vLLM never builds a module whose own heads the
+            # target's layers did not already split; tests/data/weights_census/drafts2/)
+            raise InputError(f"mtp with {target.name}: its MTP layer {target.num_layers + i} "
+                             f"is {kind}_attention (mtp_layer_types), a type none of its "
+                             "layer_types has, and vLLM refuses the speculative config: "
+                             f"\"'{kind}_attention' is not in list\"", field="spec_method")
     modules = set(zip(target.mtp_layer_kinds[:n], target.mtp_moe_layers[:n],
                       target.mtp_layer_heads[:n], strict=True))
     if len(modules) > 1:
