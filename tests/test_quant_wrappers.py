@@ -29,7 +29,7 @@ def test_every_case_was_recorded_at_tp_1_and_2() -> None:
     assert sorted(CASES) == sorted(p.name.removesuffix(".config.json")
                                    for p in HERE.glob("*.config.json"))
     assert all(sorted(c["tp"]) == ["1", "2"] for c in CASES.values())
-    assert len(SIZED) == 96
+    assert len(SIZED) == 144
 
 
 @pytest.mark.parametrize(("name", "tp"), SIZED)
@@ -60,7 +60,19 @@ def test_every_rank_holds_vllms_bytes(name: str, tp: str) -> None:
     ("gemma-3-mm-ct-w4a16-skip-mlp-hf", 1, 18_390_164),
     ("gemma-3-mm-awq-tower-packed-skip-mlp-hf", 2, 7_863_296),
     ("gemma-3-mm-gptq-tower-packed-skip-mlp-bare", 1, 12_225_536),
-    ("gemma-3-mm-ct-w4a16-tower-packed-skip-mlp-bare", 2, 7_056_676)])
+    ("gemma-3-mm-ct-w4a16-tower-packed-skip-mlp-bare", 2, 7_056_676),
+    # (the lists naming what is packed, layer 1's down_proj alone: GPTQ's
+    # modules_in_block_to_quantize renamed, then matched as substrings: every spelling packs
+    # it; compressed-tensors' targets renamed, then equal to vLLM's path: LLaVA's and Gemma
+    # 3's bare spelling names nothing, every linear in the model dtype; Mistral 3's mapper
+    # renames a bare model. and it packs)
+    ("tiny-llava-clip-gptq-only-mlp-bare", 1, 39_025_152),
+    ("qwen2.5-vl-7b-gptq-only-mlp-hf", 2, 8_243_786_496),
+    ("tiny-llava-clip-ct-w4a16-only-mlp-hf", 1, 39_024_692),
+    ("tiny-llava-clip-ct-w4a16-only-mlp-bare", 1, 39_219_236),
+    ("tiny-mistral3-ct-w4a16-only-mlp-bare", 2, 5_284_148),
+    ("gemma-3-mm-ct-w4a16-tower-packed-only-mlp-vllm", 1, 33_954_868),
+    ("gemma-3-mm-ct-w4a16-tower-packed-only-mlp-bare", 1, 35_511_332)])
 def test_the_skipped_down_proj_is_sized_as_vllm_builds_it(name: str, tp: int,
                                                           total: int) -> None:
     assert sum(CASES[name]["tp"][str(tp)][0]["param_bytes_by_dtype"].values()) == total

@@ -57,10 +57,34 @@ BASES = [f"{m}-{q}" for m in ("tiny-llava-clip", "tiny-mistral3")
     "tiny-llava-clip-modelopt-fp8", "tiny-mistral3-modelopt-fp8",
     "gemma-3-mm-awq", "gemma-3-mm-ct-w4a16", "gemma-3-mm-awq-tower-packed",
     "gemma-3-mm-gptq-tower-packed", "gemma-3-mm-ct-w4a16-tower-packed"]
+
+
+def only(quant, name):
+    """The list naming the one module quantised: GPTQ's ``modules_in_block_to_quantize``,
+    compressed-tensors' group ``targets``."""
+    q = json.loads(json.dumps(quant))
+    if q["quant_method"] == "gptq":
+        q["modules_in_block_to_quantize"] = [name]
+    else:
+        for group in q["config_groups"].values():
+            group["targets"] = [name]
+    return q
+
+
+# (the lists that name what is quantised, spelt the three ways: `-only-mlp-<spelling>`)
+ONLY_BASES = [f"{m}-{q}" for m in ("tiny-llava-clip", "tiny-mistral3") for q in ("gptq", "ct-w4a16")
+              ] + ["qwen2.5-vl-7b-gptq", "qwen2.5-vl-7b-ct-w4a16-ignore-tower",
+                   "gemma-3-mm-gptq-tower-packed", "gemma-3-mm-ct-w4a16-tower-packed"]
 if __name__ == "__main__":
     for b in BASES:
         for spelling, head in HEADS.items():
             cfg = base(b)
             cfg["quantization_config"] = listed(cfg["quantization_config"], head + MODULE)
             out = HERE / f"{b}-skip-mlp-{spelling}.config.json"
+            out.write_text(json.dumps(cfg, indent=1) + "\n")
+    for b in ONLY_BASES:
+        for spelling, head in HEADS.items():
+            cfg = base(b)
+            cfg["quantization_config"] = only(cfg["quantization_config"], head + MODULE)
+            out = HERE / f"{b}-only-mlp-{spelling}.config.json"
             out.write_text(json.dumps(cfg, indent=1) + "\n")
