@@ -60,7 +60,10 @@ def modelled(g: ModelGeometry) -> IntQuant | None:
     checkpoint, or one whose packed linears kvcli does not list: a vision tower vLLM packs).
     A tower vLLM leaves in the model dtype is sized: Llama 4's (built without the
     quant_config; InternVL's too), one ``modules_to_not_convert`` names whole with its
-    projector (``vision_tower`` and ``multi_modal_projector``), and the towers whose
+    projector (``vision_tower`` and ``multi_modal_projector``: still the only way kvcli sizes
+    LLaVA-NeXT-Video's, Command A Vision's, Aria's, LightOnOCR's and Phi-4-reasoning-vision's
+    AWQ checkpoints, whose tower linears it does not list: tests/data/weights_census/
+    quant_tower_rule/), and the towers whose
     linears `kvcore.models.tower_int_quant` packs (the LLaVA family, Mistral 3, PaliGemma,
     Gemma 3, GLM-4.1V / 4.5V, Qwen3-VL, ERNIE-4.5-VL: its language model's routers and
     vision experts `kvcore.models.ernie45_vl_quant`)."""
