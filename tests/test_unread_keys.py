@@ -5,7 +5,8 @@ vLLM 0.33.0's classes on the meta device (tests/data/weights_census/unread_keys/
 model dtype), Seed-OSS's ``attention_out_bias`` (o_proj's bias, whole), Apertus' XIELU (its
 alpha_p and alpha_n parameters and beta and eps buffers bfloat16 whatever the model dtype), and
 an fp8 Laguna's g_proj (its block scales, and vLLM's refusal of a shard of partial blocks:
-gate_proj and up_proj separate linears too)."""
+gate_proj and up_proj separate linears too); and `--dtype`'s RoPE caches, in the served
+dtype."""
 
 from __future__ import annotations
 
@@ -15,9 +16,12 @@ from pathlib import Path
 
 import pytest
 from kv_census_rows import kvcli_specs, same, vllm_specs
+from typer.testing import CliRunner
 
+from kvcli.app import app
 from kvcore.errors import InputError
 from kvcore.models.hf_config import read_hf_config
+from kvcore.models.rope_cache import served_in
 from kvcore.models.weights import estimate_params, estimate_weights_bytes
 from kvcore.sizing.resolve import resolve_kv_cache_config
 from tests.census_rows import assert_rank_equal, built_ranks, check_ranks_agree
@@ -32,7 +36,9 @@ def _geometry(name: str):
     base = name.split(" ")[0]
     g = read_hf_config(json.loads((DATA / f"{base}.config.json").read_text()), name=base)
     dtype = (CASES[name].get("mm_options") or {}).get("dtype")
-    return replace(g, dtype=dtype) if dtype else g
+    # (as `kvcli config --dtype` serves it: its RoPE caches in the served dtype too)
+    return replace(g, dtype=dtype, rope_caches=served_in(g.rope_caches, g.dtype, dtype)) \
+        if dtype else g
 
 
 def _rank0(name: str, tp: str = "1") -> dict:
@@ -43,11 +49,10 @@ def _rank0(name: str, tp: str = "1") -> dict:
 def test_bytes_and_buffers_per_rank_equal_vllms(name: str, tp: int, rank: int) -> None:
     rec = CASES[name]["tp"][str(tp)][rank]
     g = _geometry(name)
-    if " --dtype" in name or name.startswith("tiny-seed-oss"):
-        # (the weights only: kvcli's RoPE caches keep the config's dtype under --dtype, vLLM's
-        # are in the served one; and Seed-OSS on the Transformers backend holds transformers'
-        # inv_freq (192 B here), where kvcli counts get_rope's cache (262,208 B): gaps of
-        # their own, listed in the folder's README)
+    if name.startswith("tiny-seed-oss"):
+        # (the weights only: Seed-OSS on the Transformers backend holds transformers' inv_freq
+        # (192 B here), where kvcli counts get_rope's cache (262,208 B): a gap of its own,
+        # listed in the folder's README)
         assert estimate_weights_bytes(g, tp) == sum(rec["param_bytes_by_dtype"].values())
         return
     assert_rank_equal(g, tp, rec)
@@ -134,3 +139,18 @@ def test_laguna_fp8_refused_in_vllms_words(name: str, tp: int, layer: int, modul
     assert e.value.field == "tensor_parallel_size"
     assert f"(layer {layer}'s {module}), and vLLM refuses to build it: \"{said}\"; got {tp}" \
         in e.value.message
+
+
+@pytest.mark.parametrize(("base", "buffers"), [("tiny-apertus", 8_388_688),
+                                               ("tiny-laguna-swa-sinks", 25_165_872)])
+def test_config_dtype_serves_the_rope_caches_in_it(base: str, buffers: int) -> None:
+    """`--dtype float32` over a bfloat16 config: vLLM's RoPE caches are float32 (get_rope's
+    default dtype, the served one); kvcli had kept them bfloat16 (4,194,384 and 12,582,960)."""
+    rec = _rank0(f"{base} --dtype float32", "8")
+    assert sum(sum(b.values()) for b in rec["buffer_bytes_by_dtype"].values()) == buffers
+    r = CliRunner().invoke(app, ["config", "--model-config", str(DATA / f"{base}.config.json"),
+                                 "--gpu-memory-gib", "1", "--dtype", "float32",
+                                 "--tensor-parallel-size", "8", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["memory"]["buffers_bytes"] == buffers
+

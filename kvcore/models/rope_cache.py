@@ -34,3 +34,12 @@ class RopeCache(NamedTuple):
     def identity(self) -> tuple[str, int, str]:
         """What get_rope's cache compares (two equal: one object, one buffer)."""
         return self.key, self.positions, self.dtype
+
+
+def served_in(caches: tuple[RopeCache, ...], config: str, served: str) -> tuple[RopeCache, ...]:
+    """`caches` of a model whose config's dtype is `config`, served in `served` (``--dtype``):
+    get_rope makes a cache in the default dtype vLLM builds the model under, the served one,
+    but for those made in a fixed one (float32: gpt-oss's, Domyn Edge's, DeepSeek-V4's)
+    (tests/data/weights_census/unread_keys/, --dtype float32)."""
+    return tuple(c._replace(dtype=served) if c.dtype == config else c for c in caches)
+

@@ -24,6 +24,7 @@ from kvcore.models.mamba_only import prefix_caching
 from kvcore.models.mm_serving import apply_mm
 from kvcore.models.moe_required import refuse_moe_free
 from kvcore.models.quantization import auto_kv_dtype
+from kvcore.models.rope_cache import served_in
 from kvcore.models.sparse_mla import DS_MLA, stored_kv_dtype
 from kvcore.models.weights import estimate_weights_bytes
 from kvcore.models.worker_specs import DEFAULT_BLOCK_SIZE, layer_specs
@@ -104,7 +105,8 @@ def resolve_kv_cache_config(
                       sliding_window=sliding_window, sliding_layers=sliding_layers,
                       attention_chunk_size=attention_chunk_size, chunked_layers=chunked_layers)
     if dtype is not None and layers is None:
-        g = replace(g, dtype=normalize_dtype(dtype, "dtype"))
+        served = normalize_dtype(dtype, "dtype")    # (its RoPE caches follow it: `served_in`)
+        g = replace(g, dtype=served, rope_caches=served_in(g.rope_caches, g.dtype, served))
     g, mm_state = apply_mm(g, mm)
     enable_prefix_caching = prefix_caching(g, enable_prefix_caching)  # (None: vLLM's default)
     kv_dtype = normalize_dtype(auto_kv_dtype(g, kv_cache_dtype), "kv_cache_dtype", KV_CACHE_DTYPES)
