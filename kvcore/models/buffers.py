@@ -5,9 +5,9 @@ counts them too: docs/config.md, "Buffers").
 
 - Each attention layer's four float32 scales (`_k_scale`, `_v_scale`, `_q_scale`,
   `_prob_scale`: set_default_quant_scales, layers/attention/attention.py): 16 B.
-- One `cos_sin_cache` per distinct RoPE (`get_rope` caches the object by its head size,
-  rotary dim, positions, parameters and dtype, so every layer, and an MTP module, with one
-  config share it): rows x rotary dim in the model dtype (gpt-oss: float32). Rows: the
+- One `cos_sin_cache` per distinct RoPE (`kvcore.models.rope_caches`; `get_rope` caches the
+  object by its head size, rotary dim, positions, parameters and dtype, so every layer, and an
+  MTP module, with one config share it): rows x rotary dim in the model dtype (gpt-oss: float32). Rows: the
   positions vLLM passes (`max_position_embeddings`), times the factor for `linear` (Gemma 3's
   global layers); `original_max_position_embeddings` times the factor for YaRN and DeepSeek's
   YaRN; LongRoPE's short and long caches, `original_max_position_embeddings` + the
@@ -41,159 +41,38 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcore.models.context_limit import _kind, _rope_parameters
-from kvcore.models.deepseek_v4_buffers import topk_scratch_bytes, v4_buffer_bytes, v4_rope_caches
-from kvcore.models.domyn_edge import domyn_rope_caches
-from kvcore.models.dory import dory_ropes, extra_attentions
+from kvcore.models.deepseek_v4_buffers import topk_scratch_bytes, v4_buffer_bytes
+from kvcore.models.dory import extra_attentions
 from kvcore.models.ernie45 import ERNIE_VL
 from kvcore.models.fp8_renames import architecture
-from kvcore.models.gemma_buffers import gemma_rope_caches, gemma_scalars
+from kvcore.models.gemma_buffers import gemma_scalars
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.interns1_pro import ARCH as INTERNS1_PRO
 from kvcore.models.interns1_pro import fope_rank_buffer_bytes
-from kvcore.models.k2_horizon import k2_rope_dim
-from kvcore.models.mimo_v2 import MIMO_V2_TYPES, mimo_rope_caches
 from kvcore.models.pangu_v2 import (
     normed_sink_key_bytes,
-    pangu_v2_rope_caches,
     sink_value_buffer_bytes,
 )
 from kvcore.models.qwen3_5 import QWEN3_5_TYPES, VISION_DEFAULTS
 from kvcore.models.qwen_vl import rotary_buffer_bytes
-from kvcore.models.rnj1 import RNJ1, rnj1_ropes
 from kvcore.models.rope_cache import RopeCache
-from kvcore.models.rope_shapes import refuse_misfit_rope
+from kvcore.models.rope_caches import rope_caches
 from kvcore.models.siglip import SIGLIP_DEFAULTS
 from kvcore.models.vision_keys import vision_config, vision_dim
 from kvcore.models.vision_towers import QWEN2_VL, QWEN3_VL
 from kvcore.specs import DTYPE_BYTES
 
-# (Kimi Linear's MLA is NoPE: its KimiDecoderLayer builds it without use_rope)
-NO_ROPE_TYPES = ("jamba", "nemotron_h", "kimi_linear")
 ATTENTION_KINDS = ("full", "sliding", "chunked", "mla", "parallel")
-_GEMMA = ("gemma", "gemma2", "gemma3", "gemma3_text")
-# the RoPE types whose cache max_position alone sizes (vLLM's _CACHE_ONLY_ROPE_TYPES,
-# config/speculative.py)
-CACHE_ONLY_ROPE_TYPES = ("default", "linear", "llama3", "ntk", "proportional")
-# what transformers' config classes give a RoPE key a config leaves out (Qwen3.5's rope
-# parameters, Gemma 3's local base frequency: a second RoPE whatever its value)
-_PARTIAL = {"qwen3_5_text": 0.25, "qwen3_5_moe_text": 0.25}
-# (and GLM-4.1V's and GLM-4.5V's text models: glm4.py and glm4_moe.py leave it too; qwen2.py's
-# and qwen3_moe.py's own layers under Qwen2-Audio, Qwen2.5-Omni and Qwen3-Omni)
-MROPE_X4_TYPES = ("qwen2_vl", "qwen2_5_vl", "glm4v_text", "glm4v_moe_text", "qwen2",
-                  "qwen3_moe", "qwen3",     # (qwen3.py's under Keye-VL: tests/data/.../mm_ernie)
-                  "paddleocr_vl",           # (ernie45.py's under PaddleOCR-VL: .../mm_ocr)
-                  "glm_ocr_text")           # (glm4.py's under GLM-OCR: .../mm_ocr)
+_GEMMA = ("gemma", "gemma2", "gemma3", "gemma3_text", "vaultgemma")
 
 
-def _num(value: Any, default: float) -> float:
-    """A positive finite number of a config (a factor, a length), else `default`: the
-    context limit's reading refuses the values that matter, this only sizes a cache."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return float(value) if ok and 0 < value < 2 ** 63 else default
-
-
-def _rows(rp: dict[str, Any], max_pos: int, original: Any = None) -> int:
-    kind = _kind(rp)
-    factor = _num(rp.get("factor"), 1)
-    if kind == "linear":
-        return int(max_pos * factor)
-    if kind == "longrope":      # (Phi3LongRoPEScaledRotaryEmbedding: the short cache, then the
-        # long one; `original`: the top-level key transformers moves into the parameters)
-        return int(_num(rp.get("original_max_position_embeddings", original), max_pos)) + max_pos
-    if kind in ("yarn", "deepseek_yarn"):
-        return int(_num(rp.get("original_max_position_embeddings"), max_pos) * factor)
-    return max_pos
-
-
-def _per_position(rp: dict[str, Any]) -> float | None:
-    kind = _kind(rp)
-    if kind not in CACHE_ONLY_ROPE_TYPES:
-        return None
-    return _num(rp.get("factor"), 1) if kind == "linear" else 1.0
-
-
-def rope_caches(cfg: dict[str, Any], g: ModelGeometry, get: Any) -> tuple[RopeCache, ...]:
-    """The distinct RoPE caches of the text model read from config `cfg` (`get`: its keys
-    with the class defaults)."""
-    if (g.model_type in NO_ROPE_TYPES or get("position_embedding_type") == "nope"
-            or (g.zamba is not None and not g.zamba.rope)):     # (Zamba2 without use_mem_rope)
-        return ()
-    if g.gemma is not None:     # (Gemma 3n, Gemma 4: a RoPE a layer type and head size)
-        return gemma_rope_caches(cfg, g, get)
-    if g.v4 is not None:        # (DeepSeek-V4: float32, one for its sliding-only layers, one
-        return v4_rope_caches(cfg, g)   # for its compressed ones)
-    if g.pangu_sinks is not None:   # (openPangu Pro MoE V2's: its rotary part, no theta)
-        return pangu_v2_rope_caches(g, g.pangu_sinks)
-    if g.layer_windows:         # (Domyn Edge's: float32, one a head size)
-        return domyn_rope_caches(g)
-    if g.model_type in MIMO_V2_TYPES:   # (a head size and base a layer kind)
-        return mimo_rope_caches(cfg, g, get)
-    if g.model_type == ERNIE_VL:
-        # (Ernie4_5_VLRotaryEmbedding: an MRoPE each attention layer builds itself, not
-        # get_rope's shared one; 4 x the positions, the whole head rotated)
-        pos = g.max_position_embeddings
-        return tuple(RopeCache(4 * pos, g.head_dim, g.dtype, f"ernie-4.5-vl layer {i}", pos,
-                               None) for i in range(g.num_layers))
-    if g.classic is not None and not g.classic.rope_cache:
-        return ()     # (ALiBi, learned positions, the Transformers backend's inv_freq)
-    dtype = "float32" if g.model_type == "gpt_oss" else g.dtype
-    sets = _rope_parameters(cfg) or [{}]
-    pos = g.max_position_embeddings
-    out: dict[str, RopeCache] = {}      # (by what get_rope's cache tells apart)
-    # (Step-3.5's RoPE a layer type, "full_attention" / "sliding_attention": a kind's layers)
-    typed = cfg.get("rope_parameters") if g.model_type == "step3p5" else None
-    kinds_of: list[tuple[str, ...]] = [(k.removesuffix("_attention"),) for k in typed] \
-        if isinstance(typed, dict) and len(typed) == len(sets) else [()] * len(sets)
-    layers_of: list[tuple[int, ...]] = [()] * len(sets)
-    rnj1 = g.architecture == RNJ1
-    if rnj1:        # (a RoPE a layer type its layers use: `kvcore.models.rnj1`)
-        sets, layers_of = rnj1_ropes(cfg, g.source)
-        kinds_of = [()] * len(sets)
-    if g.dory is not None:  # (a RoPE a block type its blocks use: `kvcore.models.dory`)
-        sets, kinds_of = dory_ropes(cfg, g.num_layers, g.head_dim, g.source)
-        layers_of = [()] * len(sets)
-    for rp, kinds, layers in zip(sets, kinds_of, layers_of, strict=True):
-        if g.mla is not None:
-            head = dim = g.mla.qk_rope_head_dim
-        elif g.model_type == "k2_horizon":     # (k2_horizon.py: only rope_head_dim rotates)
-            head, dim = g.head_dim, k2_rope_dim(get, g.head_dim, g.source)
-        else:
-            given = rp.get("partial_rotary_factor") or get("partial_rotary_factor")
-            head, dim = g.head_dim, int(g.head_dim * min(_num(given, _PARTIAL.get(g.model_type,
-                                                                                   1)), 1))
-        refuse_misfit_rope(rp, _kind(rp), dim, "rope_parameters" if "rope_parameters" in cfg
-                           else "rope_scaling", g.architecture, g.source)
-        theta = float(_num(rp.get("rope_theta", get("rope_theta")), 10000))
-        key = repr((head, dim, theta, sorted(rp.items())))
-        # (MRoPE's cache holds 4 x the positions where the layers keep get_rope's default
-        # positions_factor: Qwen2ForCausalLM under Qwen2-VL and Qwen2.5-VL; Qwen3-VL passes 1)
-        times = 4 if "mrope_section" in rp and g.model_type in MROPE_X4_TYPES else 1
-        per = _per_position(rp)
-        rows = _rows(rp, pos, get("original_max_position_embeddings"))
-        kinds = (*out[key].kinds, *kinds) if key in out and kinds else kinds
-        # (two types' equal parameters: get_rope's one cache, built by both types' layers)
-        layers = tuple(sorted({*out[key].layers, *layers})) if key in out and layers \
-            else layers
-        out[key] = RopeCache(rows * times, dim, dtype, key, pos,
-                             None if per is None else per * times, kinds, layers)
-    ix = g.mla.indexer if g.mla is not None else None
-    if ix is not None and not get("indexer_rope_interleave") and any(
-            ix.in_layer(i) for i in range(g.num_layers)):
-        # the indexer's own get_rope, neox-style unless indexer_rope_interleave (deepseek_v2.py
-        # DeepseekV2MLAAttention): a second cache beside the attention's interleaved one (in
-        # a layer with an indexer: IndexCache's skipping layers build none)
-        out.update({c.key + " neox": c._replace(key=c.key + " neox") for c in out.values()})
-    if g.model_type.startswith("gemma3") and not rnj1:
-        key = repr((g.head_dim, "local", get("rope_local_base_freq")))
-        out[key] = RopeCache(pos, g.head_dim, dtype, key, pos, 1.0)
-    return tuple(out.values())
-
-
-def with_positions(cache: RopeCache, positions: int) -> RopeCache:
-    """`cache` built for `positions` (a type max_position alone sizes)."""
-    assert cache.per_position is not None
-    return cache._replace(rows=int(positions * cache.per_position), positions=positions)
+def buffer_fields(cfg: dict[str, Any], rope_keys: dict[str, Any], g: ModelGeometry, get: Any,
+                  tower_buffers: int) -> dict[str, Any]:
+    """The geometry's buffer fields: its RoPE caches (`kvcore.models.rope_caches`, read from
+    `rope_keys`; none where Intern-S1-Pro's FoPE keeps its own) and its vision towers' buffer
+    bytes (`tower_buffers`, those the tower reader counted, and `vision_buffers`)."""
+    return {"rope_caches": () if g.fope_freqs else rope_caches(rope_keys, g, get),
+            "vision_buffers": tower_buffers + vision_buffers(cfg, g)}
 
 
 def vision_buffers(cfg: dict[str, Any], g: ModelGeometry) -> int:

@@ -54,7 +54,7 @@ from kvcore.models import (
     quant_unsized,
 )
 from kvcore.models.attention_extras import QK_NORM_TYPES, USE_QK_NORM_TYPES, attention_biased
-from kvcore.models.buffers import rope_caches, vision_buffers
+from kvcore.models.buffers import buffer_fields
 from kvcore.models.class_defaults import CLASS_DEFAULTS, MODEL_TYPE_DEFAULTS
 from kvcore.models.classic_blocks import classic_block
 from kvcore.models.config_aliases import MAX_LAYERS
@@ -294,7 +294,6 @@ def read_hf_config(cfg: dict[str, Any], *, name: str = "", source: str = "") -> 
     rope_keys = pangu_rope_keys(c) if model_type == PANGU_ULTRA_MOE else isaac_rope(c, archs)
     # (Intern-S1-Pro's FoPE: its own parameters and cache, in place of the RoPE cache)
     g = replace(g, fope_freqs=fope_freqs(cfg, g.head_dim, g.max_position_embeddings, source))
-    return replace(g, rope_caches=() if g.fope_freqs else rope_caches(rope_keys, g, get),
-                   vision_buffers=vision.buffers + vision_buffers(cfg, g),
+    return replace(g, **buffer_fields(cfg, rope_keys, g, get, vision.buffers),
                    mm_atomic_items=atomic_items(cfg), **isaac_head(cfg, archs),
                    weights_unmodelled=g.weights_unmodelled or quant_unsized.why(g))

@@ -15,10 +15,11 @@ at base 10,000) holds 131,072 x 128 x 2 B beside the target's at 131,072 (llama3
 
 from __future__ import annotations
 
-from kvcore.models.buffers import ATTENTION_KINDS, estimate_buffer_bytes, with_positions
+from kvcore.models.buffers import ATTENTION_KINDS, estimate_buffer_bytes
 from kvcore.models.deepseek_v4_buffers import topk_scratch_bytes
 from kvcore.models.eagle_draft import DraftModel
 from kvcore.models.geometry import ModelGeometry
+from kvcore.models.rope_caches import with_positions
 from kvcore.sizing.draft_len import shares_target_positions
 
 SCALES = 16     # an attention layer's four float32 scales
