@@ -7,11 +7,11 @@ counts them too: docs/config.md, "Buffers").
   `_prob_scale`: set_default_quant_scales, layers/attention/attention.py): 16 B.
 - One `cos_sin_cache` per distinct RoPE (`kvcore.models.rope_caches`; `get_rope` caches the
   object by its head size, rotary dim, positions, parameters and dtype, so every layer, and an
-  MTP module, with one config share it): rows x rotary dim in the model dtype (gpt-oss: float32). Rows: the
-  positions vLLM passes (`max_position_embeddings`), times the factor for `linear` (Gemma 3's
-  global layers); `original_max_position_embeddings` times the factor for YaRN and DeepSeek's
-  YaRN; LongRoPE's short and long caches, `original_max_position_embeddings` + the
-  positions. Rotary dim: the head dim times `partial_rotary_factor` (MLA: `qk_rope_head_dim`).
+  MTP module, with one config share it): rows x rotary dim in the model dtype (gpt-oss:
+  float32). Rows: the positions vLLM passes (`max_position_embeddings`), times the factor for
+  `linear` (Gemma 3's global layers); `original_max_position_embeddings` times the factor for
+  YaRN and DeepSeek's YaRN; LongRoPE's short and long caches, `original_max_position_embeddings`
+  + the positions. Rotary dim: the head dim times `partial_rotary_factor` (MLA: `qk_rope_head_dim`).
   Gemma 3 has two: its local layers' plain RoPE at `rope_local_base_freq`, and the global one.
   MRoPE (an ``mrope_section``): 4 x the rows under Qwen2-VL, Qwen2.5-VL and GLM-4.xV (mrope.py's
   positions_factor, left at get_rope's default by qwen2.py and glm4*.py), 1 x under Qwen3-VL and

@@ -29,10 +29,8 @@ WORDS = {
     "Qwen3_5MoeForConditionalGeneration": "No Qwen3Next layer found in the model.layers.",
     "Qwen3VLMoeForConditionalGeneration":                                   # qwen3_vl_moe.py
         "No Qwen3Moe layer found in the language_model.",
-    "SarvamMLAForCausalLM": "No SarvamMLAMoE layer found in model.layers.",  # sarvam.py
-    "Step3p5ForCausalLM": "No MoE layers found in the model.",              # step3p5.py:896
     "SarvamMLAForCausalLM": "No SarvamMLAMoE layer found in model.layers.",  # sarvam.py:609
-    "PanguProMoEV2ForCausalLM": "No MOE layer found in model.layers.",      # openpangu.py:1191
+    "Step3p5ForCausalLM": "No MoE layers found in the model.",              # step3p5.py:896
 }
 
 
