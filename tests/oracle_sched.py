@@ -14,6 +14,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from kvcore.engine.replay import ReplayOptions, replay
@@ -63,6 +64,27 @@ def window_groups(model: Path, max_model_len: int) -> list[dict]:
                 if isinstance(s, SlidingWindowSpec) else {"type": "full"})
         out.append({**kind, "block_size": s.block_size})
     return out
+
+
+def check_model_case(trace: Path, model: Path, tmp_path: Path,
+                     groups: Callable[[Path, int], list[dict]] = window_groups) -> None:
+    """A case recorded over the groups vLLM planned for `model`, replayed with
+    `--model-config`: kvcli's groups of the model (`groups`: as a config line writes them) are
+    the config line's, and the run is vLLM's answer; where vLLM refused the pool at start-up,
+    the replay (given num_blocks) runs it and says so in vLLM's numbers."""
+    cfg = config_of(trace)
+    assert groups(model, cfg["max_model_len"]) == cfg["groups"]
+    run = replay_case(without_groups(trace, tmp_path), async_scheduling=cfg["async_scheduling"],
+                      model_config=str(model))
+    error = answer_of(trace)[-1].get("error")
+    if error is None:
+        assert_matches(answer_of(trace), run, asyn=cfg["async_scheduling"],
+                       kv_events=cfg["kv_events"])
+        return
+    needed, usable = error.split("needs ")[1].split(" blocks, ")
+    usable = usable.split(" usable")[0]
+    assert any(f"needs {needed} blocks" in w and f"only {usable} are usable" in w
+               and "vLLM refuses to start" in w for w in run[0].warnings), run[0].warnings
 
 
 def answer_of(trace: Path, kind: str = "expected") -> list[dict]:

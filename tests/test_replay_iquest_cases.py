@@ -13,14 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle_sched import (
-    answer_of,
-    assert_matches,
-    config_of,
-    replay_case,
-    window_groups,
-    without_groups,
-)
+from oracle_sched import check_model_case, window_groups
 
 DATA = Path(__file__).resolve().parent / "data"
 CASES = sorted((DATA / "sched_iquest").glob("*.trace.jsonl"))
@@ -29,21 +22,7 @@ MODEL = DATA / "refused_lifted" / "tiny-iquest-loop3.config.json"
 
 @pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
 def test_iquest_case(trace: Path, tmp_path: Path):
-    cfg = config_of(trace)
-    # kvcli's groups of the model are the ones vLLM's planner built (the config line's)
-    assert window_groups(MODEL, cfg["max_model_len"]) == cfg["groups"]
-    run = replay_case(without_groups(trace, tmp_path), async_scheduling=cfg["async_scheduling"],
-                      model_config=str(MODEL))
-    error = answer_of(trace)[-1].get("error")
-    if error is None:
-        assert_matches(answer_of(trace), run, asyn=cfg["async_scheduling"],
-                       kv_events=cfg["kv_events"])
-        return
-    # vLLM refuses the pool at start-up; a replay given num_blocks runs it and says so
-    needed, usable = error.split("needs ")[1].split(" blocks, ")
-    usable = usable.split(" usable")[0]
-    assert any(f"needs {needed} blocks" in w and f"only {usable} are usable" in w
-               and "vLLM refuses to start" in w for w in run[0].warnings), run[0].warnings
+    check_model_case(trace, MODEL, tmp_path)
 
 
 def test_the_groups():

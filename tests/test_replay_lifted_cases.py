@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, assert_matches, config_of, replay_case, without_groups
+from oracle_sched import answer_of, check_model_case, config_of, replay_case, without_groups
 from typer.testing import CliRunner
 
 from kvcli.app import app
@@ -71,19 +71,7 @@ def test_lifted_case(trace: Path, tmp_path: Path):
                         model_config=str(model_of(trace)))
         assert e.value.field == "model_config"
         return
-    # kvcli's groups of the model are the ones vLLM planned for it (the config line's)
-    assert kvcli_groups(model_of(trace), cfg["max_model_len"]) == cfg["groups"]
-    run = replay_case(without_groups(trace, tmp_path), async_scheduling=cfg["async_scheduling"],
-                      model_config=str(model_of(trace)))
-    if error is None:
-        assert_matches(answer_of(trace), run, asyn=cfg["async_scheduling"],
-                       kv_events=cfg["kv_events"])
-        return
-    # vLLM refuses the pool at start-up; a replay given num_blocks runs it and says so
-    needed, usable = error.split("needs ")[1].split(" blocks, ")
-    usable = usable.split(" usable")[0]
-    assert any(f"needs {needed} blocks" in w and f"only {usable} are usable" in w
-               and "vLLM refuses to start" in w for w in run[0].warnings), run[0].warnings
+    check_model_case(trace, model_of(trace), tmp_path, kvcli_groups)
 
 
 @pytest.mark.parametrize("argv", [

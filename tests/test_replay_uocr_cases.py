@@ -15,18 +15,25 @@ import json
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, assert_matches, config_of, replay_case, without_groups
+from oracle_sched import (
+    answer_of,
+    assert_matches,
+    check_model_case,
+    config_of,
+    replay_case,
+    without_groups,
+)
 
 DATA = Path(__file__).resolve().parent / "data"
 CASES = sorted((DATA / "sched_uocr").glob("*.trace.jsonl"))
 MODEL = DATA / "refused_lifted" / "tiny-unlimited-ocr.config.json"
 
 
-def _groups(max_model_len: int) -> list[dict]:
+def _groups(model: Path, max_model_len: int) -> list[dict]:
     from kvcore.models import layer_specs, read_hf_config
     from kvcore.sizing import get_kv_cache_groups
 
-    g = read_hf_config(json.loads(MODEL.read_text()))
+    g = read_hf_config(json.loads(model.read_text()))
     return [{"type": grp.kv_cache_spec.kind, "rswa_window": grp.kv_cache_spec.rswa_window,
              "block_size": grp.kv_cache_spec.block_size}
             for grp in get_kv_cache_groups(layer_specs(g, max_model_len=max_model_len))]
@@ -34,14 +41,8 @@ def _groups(max_model_len: int) -> list[dict]:
 
 @pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
 def test_uocr_case(trace: Path, tmp_path: Path):
-    cfg = config_of(trace)
-    # kvcli's groups of the model are the ones vLLM's planner built (the config line's)
-    assert _groups(cfg["max_model_len"]) == cfg["groups"]
-    run = replay_case(without_groups(trace, tmp_path), async_scheduling=cfg["async_scheduling"],
-                      model_config=str(MODEL))
     assert "error" not in answer_of(trace)[-1]
-    assert_matches(answer_of(trace), run, asyn=cfg["async_scheduling"],
-                   kv_events=cfg["kv_events"])
+    check_model_case(trace, MODEL, tmp_path, _groups)
 
 
 @pytest.mark.parametrize("name", ["uocr_14", "uocr_21"])
