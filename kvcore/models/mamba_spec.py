@@ -98,7 +98,11 @@ def model_mamba_spec(g: ModelGeometry, *, block_size: int, kv_heads: int, kv_dty
     padded = None
     if attention_free is None:
         attention_free = not holds_attention(g)
-    if not attention_free:
+    # (and only a hybrid class: `model_config.is_hybrid`, which no Mamba-only class is, a
+    # draft's attention layers beside it or not)
+    from kvcore.models.mamba_only import MAMBA_ONLY_TYPES  # (it imports geometry, as we)
+
+    if not attention_free and g.model_type not in MAMBA_ONLY_TYPES:
         # (an MLA page: one latent a token; Kimi Linear's)
         per_token = (g.mla.latent_size if g.mla else 2 * kv_heads * g.head_dim) * \
             DTYPE_BYTES[kv_dtype]
