@@ -33,8 +33,9 @@ make_spec_mamba = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(make_spec_mamba)
 
 
-def vllm_groups(mml: int) -> list[dict]:
-    """vLLM's groups over kvcli's specs of the model, as the config line's `groups`."""
+def vllm_groups(mml: int, model: Path = MODEL) -> list[dict]:
+    """vLLM's groups over kvcli's specs of `model` (full and sliding-window layers), as the
+    config line's `groups`."""
     import torch
     from vllm.v1 import kv_cache_interface as V
     from vllm.v1.core import kv_cache_planning as P
@@ -42,7 +43,7 @@ def vllm_groups(mml: int) -> list[dict]:
     from kvcore.models import layer_specs, read_hf_config
     from kvcore.specs import SlidingWindowSpec
 
-    g = read_hf_config(json.loads(MODEL.read_text()))
+    g = read_hf_config(json.loads(model.read_text()))
     vs = {}
     for name, s in layer_specs(g, max_model_len=mml).items():
         kw = dict(block_size=s.block_size, num_kv_heads=s.num_kv_heads, head_size=s.head_size,
@@ -64,11 +65,12 @@ def vllm_groups(mml: int) -> list[dict]:
     return out
 
 
-def trace(seed: int) -> tuple[str, list[str]]:
+def trace(seed: int, model: Path = MODEL, name: str = "dory") -> tuple[str, list[str]]:
+    """Case `name`_`seed` over `model`'s groups (../sched_iquest/make_iquest.py's too)."""
     rng = random.Random(seed)
     caching = rng.random() < 0.6
     mml = rng.choice([256, 384])
-    groups = vllm_groups(mml)
+    groups = vllm_groups(mml, model)
     lcm = math.lcm(*(g["block_size"] for g in groups))
     need = sum(-(-mml // g["block_size"]) for g in groups)
     small = rng.random() < 0.5
@@ -76,7 +78,7 @@ def trace(seed: int) -> tuple[str, list[str]]:
     cfg = {**make_spec_mamba.base_config(rng, 16, pool, mml, groups, caching),
            "async_scheduling": rng.random() < 0.5}
     lines = [json.dumps({"config": cfg}), *make_spec_mamba.requests(rng, lcm, mml, 0.35)]
-    return f"dory_{seed}", lines
+    return f"{name}_{seed}", lines
 
 
 if __name__ == "__main__":
