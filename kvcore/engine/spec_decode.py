@@ -178,21 +178,16 @@ def pad_admission(sched: Scheduler, num_hit: int, budget: int, prefill_scheduled
 def check_padding(req: Request, n: int, k: int, threshold: int) -> None:
     """An admission padded to 1 + K that the long-prefill threshold cut to ``n`` tokens, once
     allocated: vLLM 0.33 fails its assertion there (`assert num_new_tokens == 1 +
-    num_spec_tokens`, scheduler.py:1578-1579), and the replay stops too. Only there: where
-    the allocation fails first, the waiting loop just breaks (scheduler.py:1455-1462), and a
-    Mamba split drops the padding before it (scheduler.py:1360-1370)."""
+    num_spec_tokens`, scheduler.py:1578-1579: its sampler's rows would no longer match), and
+    the replay stops too. Only there: where the allocation fails first, the waiting loop just
+    breaks (scheduler.py:1455-1462), and a Mamba split drops the padding before it
+    (scheduler.py:1360-1370)."""
     if n != 1 + k:
-        raise padding_cut(req, threshold, k)
-
-
-def padding_cut(req: Request, threshold: int, k: int) -> InputError:
-    """vLLM 0.33 stops with an assertion where the long-prefill threshold cuts a padded
-    admission (its sampler's rows would no longer match): the replay stops there too."""
-    return InputError(f"{threshold} cuts the one-token admission of request "
-                      f"{req.request_id!r}, padded to 1 + {k} tokens for speculative "
-                      f"decoding: vLLM 0.33's scheduler fails an assertion there (give a "
-                      f"threshold of at least {1 + k}, or 0)",
-                      field="long_prefill_token_threshold")
+        raise InputError(f"{threshold} cuts the one-token admission of request "
+                         f"{req.request_id!r}, padded to 1 + {k} tokens for speculative "
+                         f"decoding: vLLM 0.33's scheduler fails an assertion there (give a "
+                         f"threshold of at least {1 + k}, or 0)",
+                         field="long_prefill_token_threshold")
 
 
 def propose(sched: Scheduler, out: SchedulerOutput) -> None:
