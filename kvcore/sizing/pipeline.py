@@ -112,6 +112,12 @@ class PipelineStage:
                 "num_blocks": self.num_blocks}
 
 
+def on_stage(name: str, layers: range, last: bool, num_layers: int) -> bool:
+    """Whether KV cache layer `name` sits on the stage holding decoder `layers` (a draft's
+    layers: on the `last` stage)."""
+    return last if is_draft_layer(name) else decoder_layer_of(name, num_layers) in layers
+
+
 def plan_stages(groups: list[KVCacheGroupSpec], num_layers: int, pp: int,
                 weights: list[int], memory: int | None,
                 num_blocks: int | None = None,
@@ -126,7 +132,7 @@ def plan_stages(groups: list[KVCacheGroupSpec], num_layers: int, pp: int,
     for k, layers in enumerate(ranges or stage_ranges(num_layers, pp)):
         last = k == pp - 1
         names = {n for g in groups for n in g.layer_names
-                 if (last if is_draft_layer(n) else decoder_layer_of(n, num_layers) in layers)}
+                 if on_stage(n, layers, last, num_layers)}
         projected = project_groups(groups, names)
         per_block = bytes_per_block(projected)
         if memory is None:

@@ -34,8 +34,7 @@ from __future__ import annotations
 from kvcore.models.eagle_draft import is_draft_layer
 from kvcore.models.geometry import ModelGeometry
 from kvcore.models.pp_support import refuse_pp
-from kvcore.models.worker_specs import decoder_layer_of
-from kvcore.sizing.pipeline import model_stage_ranges
+from kvcore.sizing.pipeline import model_stage_ranges, on_stage
 from kvcore.specs import KVCacheSpec, MambaSpec
 
 
@@ -43,8 +42,7 @@ def stage_layer_names(g: ModelGeometry, names: list[str], pp: int) -> list[list[
     """The layers (of `names`, `layer_specs`' and a draft's) each of ``pp`` stages holds."""
     refuse_pp(g.name, g.architecture, pp)      # (vLLM's refusals first, as `pipeline_stages`)
     ranges = model_stage_ranges(g, pp)
-    return [[n for n in names if (k == pp - 1 if is_draft_layer(n)
-                                  else decoder_layer_of(n, g.num_layers) in layers)]
+    return [[n for n in names if on_stage(n, layers, k == pp - 1, g.num_layers)]
             for k, layers in enumerate(ranges)]
 
 
