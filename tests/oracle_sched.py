@@ -14,7 +14,6 @@ from __future__ import annotations
 import gzip
 import io
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 from kvcore.engine.replay import ReplayOptions, replay
@@ -49,31 +48,33 @@ def without_groups(trace: Path, tmp_path: Path) -> Path:
     return out
 
 
-def window_groups(model: Path, max_model_len: int) -> list[dict]:
-    """kvcli's groups of a full / sliding-window model's config.json as a config line writes
-    them (its type, window and block size), to compare with the groups vLLM's planner built."""
+def config_groups(model: Path, max_model_len: int) -> list[dict]:
+    """kvcli's groups of a model's config.json as a config line writes them (its type, window
+    and block size: full, sliding_window, mla, rswa), to compare with the groups vLLM's planner
+    built."""
     from kvcore.models import layer_specs, read_hf_config
     from kvcore.sizing import get_kv_cache_groups
-    from kvcore.specs import SlidingWindowSpec
+    from kvcore.specs import MLAAttentionSpec, RSWASpec, SlidingWindowSpec
 
     out = []
     g = read_hf_config(json.loads(model.read_text()))
     for grp in get_kv_cache_groups(layer_specs(g, max_model_len=max_model_len)):
         s = grp.kv_cache_spec
         kind = ({"type": "sliding_window", "sliding_window": s.sliding_window}
-                if isinstance(s, SlidingWindowSpec) else {"type": "full"})
+                if isinstance(s, SlidingWindowSpec) else
+                {"type": "rswa", "rswa_window": s.rswa_window} if isinstance(s, RSWASpec) else
+                {"type": "mla"} if isinstance(s, MLAAttentionSpec) else {"type": "full"})
         out.append({**kind, "block_size": s.block_size})
     return out
 
 
-def check_model_case(trace: Path, model: Path, tmp_path: Path,
-                     groups: Callable[[Path, int], list[dict]] = window_groups) -> None:
+def check_model_case(trace: Path, model: Path, tmp_path: Path) -> None:
     """A case recorded over the groups vLLM planned for `model`, replayed with
-    `--model-config`: kvcli's groups of the model (`groups`: as a config line writes them) are
-    the config line's, and the run is vLLM's answer; where vLLM refused the pool at start-up,
-    the replay (given num_blocks) runs it and says so in vLLM's numbers."""
+    `--model-config`: kvcli's groups of the model (`config_groups`) are the config line's, and
+    the run is vLLM's answer; where vLLM refused the pool at start-up, the replay (given
+    num_blocks) runs it and says so in vLLM's numbers."""
     cfg = config_of(trace)
-    assert groups(model, cfg["max_model_len"]) == cfg["groups"]
+    assert config_groups(model, cfg["max_model_len"]) == cfg["groups"]
     run = replay_case(without_groups(trace, tmp_path), async_scheduling=cfg["async_scheduling"],
                       model_config=str(model))
     error = answer_of(trace)[-1].get("error")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle_sched import check_model_case, window_groups
+from oracle_sched import check_model_case, config_groups
 
 DATA = Path(__file__).resolve().parent / "data"
 CASES = sorted((DATA / "sched_dory").glob("*.trace.jsonl"))
@@ -28,4 +28,4 @@ def test_dory_case(trace: Path, tmp_path: Path):
 def test_the_groups():
     """Seven sliding groups (blocks 0, 2 and its loops, 4 and its loops), then the full one."""
     sliding = {"type": "sliding_window", "block_size": 16, "sliding_window": 64}
-    assert window_groups(MODEL, 256) == [sliding] * 7 + [{"type": "full", "block_size": 16}]
+    assert config_groups(MODEL, 256) == [sliding] * 7 + [{"type": "full", "block_size": 16}]

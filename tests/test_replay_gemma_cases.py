@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle_sched import answer_of, check_model_case, window_groups
+from oracle_sched import answer_of, check_model_case, config_groups
 
 DATA = Path(__file__).resolve().parent / "data" / "sched_gemma"
 CASES = sorted(DATA.glob("*.trace.jsonl"))
@@ -36,10 +36,10 @@ def test_the_groups_and_cases():
     """Gemma 4's sliding layers at block 32 beside its 512-wide full layer at 16; Gemma 3n's
     four caches for six layers at 16."""
     sliding = {"type": "sliding_window", "block_size": 32, "sliding_window": 64}
-    assert window_groups(MODELS["g4"], 256) == [sliding] * 3 + [{"type": "full",
+    assert config_groups(MODELS["g4"], 256) == [sliding] * 3 + [{"type": "full",
                                                                  "block_size": 16}]
     sliding3n = {"type": "sliding_window", "block_size": 16, "sliding_window": 48}
-    assert window_groups(MODELS["g3n"], 256) == [sliding3n] * 3 + [{"type": "full",
+    assert config_groups(MODELS["g3n"], 256) == [sliding3n] * 3 + [{"type": "full",
                                                                     "block_size": 16}]
     assert [t.name.split(".")[0] for t in CASES] == [
         "g3n_1", "g3n_21", "g3n_27", "g3n_3", "g3n_31", "g3n_39", "g3n_7", "g4_12", "g4_14",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle_sched import check_model_case, window_groups
+from oracle_sched import check_model_case, config_groups
 
 DATA = Path(__file__).resolve().parent / "data"
 CASES = sorted((DATA / "sched_iquest").glob("*.trace.jsonl"))
@@ -28,4 +28,4 @@ def test_iquest_case(trace: Path, tmp_path: Path):
 def test_the_groups():
     """The first pass's full group, then the two later passes' sliding groups, all at 16."""
     sliding = {"type": "sliding_window", "block_size": 16, "sliding_window": 32}
-    assert window_groups(MODEL, 256) == [{"type": "full", "block_size": 16}, sliding, sliding]
+    assert config_groups(MODEL, 256) == [{"type": "full", "block_size": 16}, sliding, sliding]

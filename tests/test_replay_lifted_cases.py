@@ -20,9 +20,6 @@ from typer.testing import CliRunner
 
 from kvcli.app import app
 from kvcore.errors import InputError
-from kvcore.models import layer_specs, read_hf_config
-from kvcore.sizing import get_kv_cache_groups
-from kvcore.specs import MLAAttentionSpec, SlidingWindowSpec
 
 DATA = Path(__file__).resolve().parent / "data"
 CASES = sorted((DATA / "sched_lifted").glob("*.trace.jsonl"))
@@ -32,21 +29,6 @@ MODELS = {"sarvam": "tiny-sarvam-mla", "longcat": "tiny-longcat-ngram", "rnj1": 
 
 def model_of(trace: Path) -> Path:
     return DATA / "refused_lifted" / f"{MODELS[trace.name.split('_')[0]]}.config.json"
-
-
-def kvcli_groups(model: Path, max_model_len: int) -> list[dict]:
-    """kvcli's groups of the model as a config line writes them."""
-    import json
-
-    out = []
-    g = read_hf_config(json.loads(model.read_text()))
-    for grp in get_kv_cache_groups(layer_specs(g, max_model_len=max_model_len)):
-        s = grp.kv_cache_spec
-        kind = ({"type": "sliding_window", "sliding_window": s.sliding_window}
-                if isinstance(s, SlidingWindowSpec) else
-                {"type": "mla"} if isinstance(s, MLAAttentionSpec) else {"type": "full"})
-        out.append({**kind, "block_size": s.block_size})
-    return out
 
 
 def test_the_cases_cover_each_class_sync_and_async():
@@ -71,7 +53,7 @@ def test_lifted_case(trace: Path, tmp_path: Path):
                         model_config=str(model_of(trace)))
         assert e.value.field == "model_config"
         return
-    check_model_case(trace, model_of(trace), tmp_path, kvcli_groups)
+    check_model_case(trace, model_of(trace), tmp_path)
 
 
 @pytest.mark.parametrize("argv", [

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from oracle_sched import check_model_case, window_groups
+from oracle_sched import check_model_case, config_groups
 
 DATA = Path(__file__).resolve().parent / "data" / "sched_mimo"
 CASES = sorted(DATA.glob("*.trace.jsonl"))
@@ -29,7 +29,7 @@ def test_mimo_case(trace: Path, tmp_path: Path):
 def test_the_groups():
     """The full group at block 32 first, then two sliding groups at 16."""
     sliding = {"type": "sliding_window", "block_size": 16, "sliding_window": 48}
-    assert window_groups(MODEL, 256) == [{"type": "full", "block_size": 32}, sliding, sliding]
+    assert config_groups(MODEL, 256) == [{"type": "full", "block_size": 32}, sliding, sliding]
 
 
 def test_cache_mode_runs_on_the_same_groups(tmp_path: Path):

@@ -29,20 +29,10 @@ CASES = sorted((DATA / "sched_uocr").glob("*.trace.jsonl"))
 MODEL = DATA / "refused_lifted" / "tiny-unlimited-ocr.config.json"
 
 
-def _groups(model: Path, max_model_len: int) -> list[dict]:
-    from kvcore.models import layer_specs, read_hf_config
-    from kvcore.sizing import get_kv_cache_groups
-
-    g = read_hf_config(json.loads(model.read_text()))
-    return [{"type": grp.kv_cache_spec.kind, "rswa_window": grp.kv_cache_spec.rswa_window,
-             "block_size": grp.kv_cache_spec.block_size}
-            for grp in get_kv_cache_groups(layer_specs(g, max_model_len=max_model_len))]
-
-
 @pytest.mark.parametrize("trace", CASES, ids=lambda p: p.name[:-12])
 def test_uocr_case(trace: Path, tmp_path: Path):
     assert "error" not in answer_of(trace)[-1]
-    check_model_case(trace, MODEL, tmp_path, _groups)
+    check_model_case(trace, MODEL, tmp_path)
 
 
 @pytest.mark.parametrize("name", ["uocr_14", "uocr_21"])
